@@ -1,0 +1,69 @@
+/**
+ * Control payload bounds (Limits section), enforced at the edge. Exceeding
+ * any of them gives 422 `payload_invalid`; a payload is never truncated.
+ */
+export const CONTROL_PAYLOAD_LIMITS = {
+  /** Maximum nesting depth; the payload object itself is depth 1. */
+  maxDepth: 6,
+  /** Maximum number of keys, counted over every object in the payload. */
+  maxKeys: 64,
+  /** Maximum items in any one list. */
+  maxListItems: 50,
+  /** Maximum characters in any one string (keys included). */
+  maxStringChars: 4096,
+  /** Maximum serialised size in bytes (UTF-8 JSON). */
+  maxTotalBytes: 16 * 1024,
+} as const;
+
+/** A bound that a payload broke, with a message naming it. */
+export interface PayloadBoundViolation {
+  readonly bound: keyof typeof CONTROL_PAYLOAD_LIMITS;
+  readonly message: string;
+}
+
+/**
+ * Checks a control payload against the bounds. Returns the first violation
+ * found, or `undefined` when the payload is within every bound.
+ */
+export function checkPayloadBounds(
+  payload: unknown,
+  limits: typeof CONTROL_PAYLOAD_LIMITS = CONTROL_PAYLOAD_LIMITS,
+): PayloadBoundViolation | undefined {
+  const size = Buffer.byteLength(JSON.stringify(payload) ?? '', 'utf8');
+  if (size > limits.maxTotalBytes) {
+    return { bound: 'maxTotalBytes', message: `payload is ${size} bytes; the limit is ${limits.maxTotalBytes}` };
+  }
+  let keys = 0;
+  const walk = (value: unknown, depth: number): PayloadBoundViolation | undefined => {
+    if (typeof value === 'string') {
+      return value.length > limits.maxStringChars
+        ? { bound: 'maxStringChars', message: `a string has ${value.length} characters; the limit is ${limits.maxStringChars}` }
+        : undefined;
+    }
+    if (value === null || typeof value !== 'object') return undefined;
+    if (depth > limits.maxDepth) {
+      return { bound: 'maxDepth', message: `payload nests deeper than ${limits.maxDepth} levels` };
+    }
+    if (Array.isArray(value)) {
+      if (value.length > limits.maxListItems) {
+        return { bound: 'maxListItems', message: `a list has ${value.length} items; the limit is ${limits.maxListItems}` };
+      }
+      for (const item of value) {
+        const violation = walk(item, depth + 1);
+        if (violation) return violation;
+      }
+      return undefined;
+    }
+    for (const [key, item] of Object.entries(value)) {
+      keys += 1;
+      if (keys > limits.maxKeys) return { bound: 'maxKeys', message: `payload has more than ${limits.maxKeys} keys` };
+      if (key.length > limits.maxStringChars) {
+        return { bound: 'maxStringChars', message: `a key has ${key.length} characters; the limit is ${limits.maxStringChars}` };
+      }
+      const violation = walk(item, depth + 1);
+      if (violation) return violation;
+    }
+    return undefined;
+  };
+  return walk(payload, 1);
+}
