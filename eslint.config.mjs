@@ -1,0 +1,34 @@
+// One lint setup for the whole workspace. Import boundaries from
+// ARCHITECTURE.md are enforced here: services never import each other, libs
+// never import services, and only one package may import each driver.
+import tseslint from 'typescript-eslint';
+
+const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
+const driverOwners = [
+  { group: ['mongodb', 'mongodb/*'], message: 'Only libs/store imports the MongoDB driver.' },
+  { group: ['@nats-io/*'], message: 'Only libs/bus imports @nats-io/*.' },
+  { group: ['jose', 'jose/*'], message: 'Only libs/auth imports jose.' },
+];
+const noDeepImports = { group: ['@ars/*/src/*', '**/libs/*/src/*', '**/proto-contracts/src/*'], message: 'Import packages by name, not by path.' };
+const noServices = { group: ['**/services/*', '@ars/gateway', '@ars/run-executor', '@ars/session', '@ars/artifact', '@ars/memory', '@ars/governance', '@ars/agent-registry'], message: 'Services talk over NATS, never by import.' };
+
+export default tseslint.config(
+  { ignores: ['**/node_modules/**', '.toolchain/**', '.data/**', 'coverage/**', '.tmp/**', 'deploy/**'] },
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      'no-console': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      ...restrict([...driverOwners, noDeepImports, noServices]),
+    },
+  },
+  { files: ['libs/store/**'], rules: restrict([driverOwners[1], driverOwners[2], noDeepImports, noServices]) },
+  { files: ['libs/bus/**'], rules: restrict([driverOwners[0], driverOwners[2], noDeepImports, noServices]) },
+  { files: ['libs/auth/**'], rules: restrict([driverOwners[0], driverOwners[1], noDeepImports, noServices]) },
+  {
+    // Test files and the CLI talk to people and terminals; tests may reach into their own package's src.
+    files: ['**/test/**', 'test-e2e/**', 'bench/**', 'libs/cli/**'],
+    rules: { 'no-console': 'off' },
+  },
+);

@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import { foldIsolationFilter, foldSearchFilter } from '../src/index.ts';
+import { ADMIN, FLEET, PLAIN } from './helpers/tokens.ts';
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+    return undefined;
+  } catch (error) {
+    return (error as { code: string }).code;
+  }
+}
+
+describe('foldIsolationFilter (artifacts.list, events.list)', () => {
+  it('folds an omitted user to the caller own user without a claim', () => {
+    expect(foldIsolationFilter({ verified: PLAIN })).toEqual({
+      tenant: 'acme',
+      user: 'alice',
+      session: undefined,
+      crossed: false,
+    });
+  });
+
+  it('reads the caller own user when it is named, without a claim', () => {
+    expect(foldIsolationFilter({ verified: PLAIN, user: 'alice' })).toMatchObject({ user: 'alice', crossed: false });
+  });
+
+  it('refuses another user without admin or console:fleet with 403 identity_scope_required', () => {
+    expect(codeOf(() => foldIsolationFilter({ verified: PLAIN, user: 'bob' }))).toBe('identity_scope_required');
+  });
+
+  it.each([
+    ['console:fleet', FLEET],
+    ['admin', ADMIN],
+  ])('reads the named user with %s', (_claim, verified) => {
+    expect(foldIsolationFilter({ verified, user: 'bob' })).toMatchObject({
+      tenant: 'acme',
+      user: 'bob',
+      crossed: true,
+    });
+  });
+
+  it.each([
+    ['console:fleet', FLEET],
+    ['admin', ADMIN],
+  ])('fans across the tenant when the user is omitted with %s', (_claim, verified) => {
+    expect(foldIsolationFilter({ verified })).toMatchObject({ tenant: 'acme', user: undefined, crossed: true });
+  });
+
+  it('treats an omitted session as all sessions in scope', () => {
+    expect(foldIsolationFilter({ verified: PLAIN }).session).toBeUndefined();
+  });
+
+  it('narrows to a named session without a claim', () => {
+    expect(foldIsolationFilter({ verified: PLAIN, session: 's-7' })).toMatchObject({ session: 's-7', crossed: false });
+  });
+
+  it('refuses another tenant without a claim with 403 scope_mismatch', () => {
+    expect(codeOf(() => foldIsolationFilter({ verified: PLAIN, tenant: 'globex' }))).toBe('scope_mismatch');
+  });
+
+  it('reads another tenant with console:fleet', () => {
+    expect(foldIsolationFilter({ verified: FLEET, tenant: 'globex', user: 'bob' })).toMatchObject({
+      tenant: 'globex',
+      user: 'bob',
+      crossed: true,
+    });
+  });
+});
+
+describe('foldSearchFilter (search.*)', () => {
+  it('folds an absent filter to the caller tenant and user without a claim', () => {
+    expect(foldSearchFilter({ verified: PLAIN })).toEqual({
+      tenant_ids: ['acme'],
+      user_ids: ['alice'],
+      session_ids: undefined,
+      crossed: false,
+    });
+  });
+
+  it('folds empty id lists like omitted ones', () => {
+    expect(foldSearchFilter({ verified: PLAIN, tenant_ids: [], user_ids: [], session_ids: [] })).toMatchObject({
+      tenant_ids: ['acme'],
+      user_ids: ['alice'],
+      session_ids: undefined,
+      crossed: false,
+    });
+  });
+
+  it('accepts the caller own tenant and user named explicitly without a claim', () => {
+    expect(foldSearchFilter({ verified: PLAIN, tenant_ids: ['acme'], user_ids: ['alice'] }).crossed).toBe(false);
+  });
+
+  it('still folds to the caller own data for an admin who sends no filter', () => {
+    expect(foldSearchFilter({ verified: ADMIN })).toMatchObject({
+      tenant_ids: ['acme'],
+      user_ids: ['alice'],
+      crossed: false,
+    });
+  });
+
+  const refusals: Array<[string, Parameters<typeof foldSearchFilter>[0]]> = [
+    ['another tenant', { verified: PLAIN, tenant_ids: ['globex'] }],
+    ['more than one tenant', { verified: PLAIN, tenant_ids: ['acme', 'globex'] }],
+    ['another user', { verified: PLAIN, user_ids: ['bob'] }],
+    ['more than one user', { verified: PLAIN, user_ids: ['alice', 'bob'] }],
+    ['more than one session', { verified: PLAIN, session_ids: ['s-1', 's-2'] }],
+  ];
+
+  it.each(refusals)('refuses %s without a claim with 403 scope_mismatch', (_name, input) => {
+    expect(codeOf(() => foldSearchFilter(input))).toBe('scope_mismatch');
+  });
+
+  it.each(refusals)('allows %s with console:fleet and marks it crossed', (_name, input) => {
+    expect(foldSearchFilter({ ...input, verified: FLEET }).crossed).toBe(true);
+  });
+
+  it.each(refusals)('allows %s with admin and marks it crossed', (_name, input) => {
+    expect(foldSearchFilter({ ...input, verified: ADMIN }).crossed).toBe(true);
+  });
+
+  it('accepts a single session id without a claim', () => {
+    expect(foldSearchFilter({ verified: PLAIN, session_ids: ['s-9'] })).toMatchObject({
+      session_ids: ['s-9'],
+      crossed: false,
+    });
+  });
+
+  it('collapses duplicate ids before counting them', () => {
+    expect(
+      foldSearchFilter({ verified: PLAIN, session_ids: ['s-9', 's-9'], user_ids: ['alice', 'alice'] }),
+    ).toMatchObject({
+      user_ids: ['alice'],
+      session_ids: ['s-9'],
+      crossed: false,
+    });
+  });
+
+  it('returns the named principals as the effective filter under a claim', () => {
+    expect(foldSearchFilter({ verified: FLEET, tenant_ids: ['globex', 'initech'], user_ids: ['bob'] })).toMatchObject({
+      tenant_ids: ['globex', 'initech'],
+      user_ids: ['bob'],
+    });
+  });
+});
