@@ -1,0 +1,37 @@
+import { openEmbeddedStore } from './embedded.ts';
+import type { StoreError } from './errors.ts';
+import { openMongoStore } from './mongodb.ts';
+import type { Store } from './types.ts';
+
+/** Options of {@link openStore}; service-kit fills them from the service's config. */
+export interface OpenStoreOptions {
+  /**
+   * MongoDB connection string. When set (and not empty) the `mongodb`
+   * adapter is used and `dataDir`, `inMemory` and the compaction options are
+   * ignored; otherwise the `embedded` one.
+   */
+  mongoUrl?: string | undefined;
+  /** Root of the embedded datafiles: `<dataDir>/<database>/<collection>.db`. */
+  dataDir: string;
+  /** The service's database: letters, digits, `_` and `-`, at most 63 characters. */
+  database: string;
+  /** Embedded only: keep the data in memory, write no file. @default false */
+  inMemory?: boolean;
+  /** Embedded only: background compaction period in ms, `0` for none. @default 600000 (10 minutes) */
+  compactionIntervalMs?: number;
+  /** Embedded only: receives background compaction failures (log them). @default ignore */
+  onBackgroundError?: (error: StoreError) => void;
+}
+
+/**
+ * Opens the service's store, picking the adapter: `mongodb` when `mongoUrl`
+ * is given, else `embedded`. The result's `kind` says which.
+ * @throws StoreError when the database name is invalid, the data directory
+ *   cannot be created, or MongoDB cannot be reached (then `retryable`)
+ */
+export async function openStore(options: OpenStoreOptions): Promise<Store> {
+  if (options.mongoUrl !== undefined && options.mongoUrl !== '') {
+    return openMongoStore({ mongoUrl: options.mongoUrl, database: options.database });
+  }
+  return openEmbeddedStore(options);
+}

@@ -1,0 +1,125 @@
+import { InvalidCursorError, StoreError } from './errors.ts';
+import type { Collection, Filter, Sort, StoreDocument } from './types.ts';
+import { isPlainObject } from './validate.ts';
+
+/** Page order on the sort field: `asc` (nulls first) or `desc` (nulls last), as MongoDB sorts. */
+export type PageDirection = 'asc' | 'desc';
+
+/** Options of {@link paginate}. */
+export interface PaginateOptions {
+  /**
+   * The field pages are ordered by (dotted paths allowed), `_id` breaking
+   * ties. It must hold strings or numbers (ISO 8601 strings for instants)
+   * or null, one type per collection: comparisons never cross types.
+   */
+  sortField: string;
+  direction: PageDirection;
+  /** `next_cursor` of the previous page; absent for the first page. */
+  after?: string | undefined;
+  /** Page size: a positive integer (the caller bounds it). */
+  limit: number;
+}
+
+/** One page and the cursor of the next one (null on the last page). */
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+type CursorValue = string | number | null;
+
+/** What a cursor holds: the sort it was made for, the last sort value, the last `_id`. */
+interface Position {
+  f: string;
+  d: PageDirection;
+  v: CursorValue;
+  i: string;
+}
+
+const MAX_CURSOR_LENGTH = 4096;
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
+function isCursorValue(value: unknown): value is CursorValue {
+  return value === null || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+}
+
+function valueAt(document: Record<string, unknown>, path: string): unknown {
+  let node: unknown = document;
+  for (const part of path.split('.')) {
+    if (!isPlainObject(node)) return undefined;
+    node = node[part];
+  }
+  return node;
+}
+
+function encodeCursor(position: Position): string {
+  return Buffer.from(JSON.stringify(position), 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string, sortField: string, direction: PageDirection): Position {
+  if (typeof cursor !== 'string' || cursor.length > MAX_CURSOR_LENGTH || !BASE64URL.test(cursor)) {
+    throw new InvalidCursorError('not a cursor');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new InvalidCursorError('not a cursor');
+  }
+  if (!isPlainObject(parsed) || typeof parsed.i !== 'string' || parsed.i === '' || !isCursorValue(parsed.v)) {
+    throw new InvalidCursorError('not a cursor');
+  }
+  if (parsed.f !== sortField || parsed.d !== direction) throw new InvalidCursorError('made for another order');
+  return { f: sortField, d: direction, v: parsed.v, i: parsed.i };
+}
+
+/** Documents strictly after `position` in the page order. */
+function afterClause(field: string, direction: PageDirection, position: Position): Record<string, unknown> {
+  const { v: value, i: id } = position;
+  if (field === '_id') return { _id: direction === 'asc' ? { $gt: id } : { $lt: id } };
+  if (direction === 'asc') {
+    if (value === null) return { $or: [{ [field]: null, _id: { $gt: id } }, { [field]: { $ne: null } }] };
+    return { $or: [{ [field]: { $gt: value } }, { [field]: value, _id: { $gt: id } }] };
+  }
+  if (value === null) return { [field]: null, _id: { $lt: id } };
+  return { $or: [{ [field]: { $lt: value } }, { [field]: value, _id: { $lt: id } }, { [field]: null }] };
+}
+
+function checkOptions(options: PaginateOptions): void {
+  if (typeof options.sortField !== 'string' || options.sortField === '')
+    throw new StoreError('sortField must be a field name');
+  if (options.direction !== 'asc' && options.direction !== 'desc')
+    throw new StoreError('direction must be asc or desc');
+  if (!Number.isSafeInteger(options.limit) || options.limit < 1)
+    throw new StoreError('limit must be a positive integer');
+}
+
+/**
+ * Keyset pagination: documents matching `filter`, ordered by
+ * `sortField` then `_id`, `limit` at a time. The cursor is base64url JSON of
+ * the order, the last sort value and the last `_id`, so pages neither skip
+ * nor repeat documents while others are inserted or deleted. Cursors are not
+ * signed: the filter still applies, so a forged one reveals nothing more.
+ * @throws InvalidCursorError when `after` is malformed or made for another order
+ * @throws StoreError when the last item's sort value is not a string, number or null
+ */
+export async function paginate<T extends StoreDocument>(
+  collection: Collection<T>,
+  filter: Filter<T>,
+  options: PaginateOptions,
+): Promise<Page<T>> {
+  checkOptions(options);
+  const { sortField: field, direction } = options;
+  const position = options.after === undefined ? undefined : decodeCursor(options.after, field, direction);
+  const query =
+    position === undefined ? filter : ({ $and: [filter, afterClause(field, direction, position)] } as Filter<T>);
+  const order = direction === 'asc' ? 1 : -1;
+  const sort: Sort = field === '_id' ? { _id: order } : { [field]: order, _id: order };
+  const found = await collection.find(query, { sort, limit: options.limit + 1 });
+  const items = found.slice(0, options.limit);
+  const last = items.at(-1);
+  if (found.length <= options.limit || last === undefined) return { items, next_cursor: null };
+  const value = valueAt(last as unknown as Record<string, unknown>, field) ?? null;
+  if (!isCursorValue(value)) throw new StoreError(`sort field ${field} holds a value a cursor cannot carry`);
+  return { items, next_cursor: encodeCursor({ f: field, d: direction, v: value, i: last._id }) };
+}

@@ -1,0 +1,261 @@
+import { randomUUID } from 'node:crypto';
+import { StoreError } from './errors.ts';
+import type { FindOptions, IndexOptions, IndexSpec, Projection, Sort } from './types.ts';
+
+/**
+ * Checks shared by both adapters, so that a filter, update or name is
+ * refused the same way whichever backend runs. Internal to this package.
+ */
+
+const FIELD_OPERATORS = new Set([
+  '$eq',
+  '$ne',
+  '$in',
+  '$nin',
+  '$gt',
+  '$gte',
+  '$lt',
+  '$lte',
+  '$exists',
+  '$regex',
+  '$options',
+]);
+const UPDATE_OPERATORS = new Set(['$set', '$unset', '$inc', '$push', '$setOnInsert']);
+const COLLECTION_NAME = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+const DATABASE_NAME = /^[A-Za-z0-9_-]{1,63}$/;
+const REGEX_OPTIONS = /^[ims]*$/;
+
+/** True for `{...}` literals and `Object.create(null)`; false for arrays, RegExp, Date. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/** True when `value` is a plain object whose keys all start with `$`. */
+export function isOperatorObject(value: unknown): value is Record<string, unknown> {
+  if (!isPlainObject(value)) return false;
+  const keys = Object.keys(value);
+  return keys.length > 0 && keys.every((key) => key.startsWith('$'));
+}
+
+/** Refuses a collection name that is not a safe file name (no separators, no `..`). */
+export function assertCollectionName(name: string): void {
+  if (typeof name !== 'string' || name.length > 100 || !COLLECTION_NAME.test(name) || name.startsWith('system.')) {
+    throw new StoreError(`invalid collection name ${JSON.stringify(name)}`);
+  }
+}
+
+/** Refuses a database name that MongoDB or a directory name would not take. */
+export function assertDatabaseName(name: string): void {
+  if (typeof name !== 'string' || !DATABASE_NAME.test(name)) {
+    throw new StoreError(`invalid database name ${JSON.stringify(name)}`);
+  }
+}
+
+function assertNoUndefined(value: unknown, where: string): void {
+  if (value === undefined) throw new StoreError(`undefined value at ${where}`);
+  if (Array.isArray(value)) value.forEach((item, index) => assertNoUndefined(item, `${where}.${index}`));
+  else if (isPlainObject(value)) {
+    for (const [key, item] of Object.entries(value)) assertNoUndefined(item, `${where}.${key}`);
+  }
+}
+
+function checkOperators(path: string, operators: Record<string, unknown>): void {
+  for (const [operator, operand] of Object.entries(operators)) {
+    if (!FIELD_OPERATORS.has(operator)) throw new StoreError(`unsupported query operator ${operator} on ${path}`);
+    assertNoUndefined(operand, `${path}.${operator}`);
+    if ((operator === '$in' || operator === '$nin') && !Array.isArray(operand)) {
+      throw new StoreError(`${operator} on ${path} needs an array`);
+    }
+    if (operator === '$exists' && typeof operand !== 'boolean')
+      throw new StoreError(`$exists on ${path} needs a boolean`);
+    if (operator === '$regex' && typeof operand !== 'string' && !(operand instanceof RegExp)) {
+      throw new StoreError(`$regex on ${path} needs a string or RegExp`);
+    }
+  }
+  const options = operators.$options;
+  if (options !== undefined) {
+    if (typeof operators.$regex !== 'string') throw new StoreError(`$options on ${path} needs a string $regex`);
+    if (typeof options !== 'string' || !REGEX_OPTIONS.test(options)) {
+      throw new StoreError(`$options on ${path} may only hold i, m and s`);
+    }
+  }
+}
+
+/**
+ * Refuses unsupported operators, empty `$or`/`$and`, mixed operator and
+ * field keys, and `undefined` anywhere (the driver would drop it and match
+ * more documents than asked).
+ */
+export function checkFilter(filter: unknown, where = 'filter'): void {
+  if (!isPlainObject(filter)) throw new StoreError(`${where} must be a plain object`);
+  for (const [key, value] of Object.entries(filter)) {
+    if (key === '$or' || key === '$and') {
+      if (!Array.isArray(value) || value.length === 0) throw new StoreError(`${key} needs a non-empty array`);
+      value.forEach((clause, index) => checkFilter(clause, `${where}.${key}.${index}`));
+    } else if (key.startsWith('$')) {
+      throw new StoreError(`unsupported query operator ${key}`);
+    } else if (isOperatorObject(value)) {
+      checkOperators(key, value);
+    } else {
+      if (isPlainObject(value) && Object.keys(value).some((k) => k.startsWith('$'))) {
+        throw new StoreError(`${key} mixes operators and fields`);
+      }
+      assertNoUndefined(value, key);
+    }
+  }
+}
+
+function checkFieldNames(value: unknown, where: string): void {
+  if (Array.isArray(value)) value.forEach((item, index) => checkFieldNames(item, `${where}.${index}`));
+  else if (isPlainObject(value)) {
+    for (const [key, item] of Object.entries(value)) {
+      if (key === '' || key.startsWith('$') || key.includes('.')) {
+        throw new StoreError(`field name ${JSON.stringify(key)} at ${where} is empty, starts with $ or holds a dot`);
+      }
+      checkFieldNames(item, `${where}.${key}`);
+    }
+  }
+}
+
+/**
+ * Checks a document to insert (plain object, string `_id` if any, field
+ * names without a leading `$` or a dot) and returns a copy without
+ * `undefined` members, `_id` first, generating a random UUID when absent.
+ */
+export function prepareDocument(document: unknown): Record<string, unknown> & { _id: string } {
+  if (!isPlainObject(document)) throw new StoreError('a document must be a plain object');
+  const { _id: id, ...rest } = stripUndefined(document);
+  if (id !== undefined && (typeof id !== 'string' || id === '')) throw new StoreError('_id must be a non-empty string');
+  checkFieldNames(rest, 'document');
+  return { _id: id ?? randomUUID(), ...rest };
+}
+
+/** A deep copy of JSON-like data without `undefined` members (as the driver's `ignoreUndefined`). */
+export function stripUndefined<V>(value: V): V {
+  if (Array.isArray(value))
+    return value.map((item: unknown) => (item === undefined ? null : stripUndefined(item))) as V;
+  if (!isPlainObject(value)) return value;
+  const copy: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (item !== undefined) copy[key] = stripUndefined(item);
+  }
+  return copy as V;
+}
+
+function checkPathSyntax(path: string, where: string): void {
+  if (path === '' || path.split('.').some((part) => part === '' || part.startsWith('$'))) {
+    throw new StoreError(`invalid field path ${JSON.stringify(path)} in ${where}`);
+  }
+}
+
+function checkPath(path: string, operator: string): void {
+  checkPathSyntax(path, operator);
+  if ((path === '_id' || path.startsWith('_id.')) && operator !== '$setOnInsert') {
+    throw new StoreError(`${operator} cannot change _id`);
+  }
+}
+
+function checkOperand(operator: string, path: string, operand: unknown): void {
+  if (operator === '$inc' && (typeof operand !== 'number' || !Number.isFinite(operand))) {
+    throw new StoreError(`$inc on ${path} needs a finite number`);
+  }
+  if (operator === '$push' && isOperatorObject(operand)) {
+    const keys = Object.keys(operand);
+    if (keys.length !== 1 || keys[0] !== '$each' || !Array.isArray(operand.$each)) {
+      throw new StoreError(`$push on ${path} takes a value or { $each: [...] }`);
+    }
+  }
+  if (operator === '$setOnInsert' && path === '_id' && typeof operand !== 'string') {
+    throw new StoreError('$setOnInsert._id must be a string');
+  }
+}
+
+function assertNoConflicts(paths: string[]): void {
+  const sorted = [...paths].sort();
+  for (let i = 1; i < sorted.length; i += 1) {
+    const previous = sorted[i - 1] as string;
+    const current = sorted[i] as string;
+    if (current === previous || current.startsWith(`${previous}.`)) {
+      throw new StoreError(`update paths ${previous} and ${current} conflict`);
+    }
+  }
+}
+
+/**
+ * Checks an update (operators only, known operators, no `_id` change except
+ * through `$setOnInsert`, no two operators on overlapping paths) and returns
+ * a deep copy without `undefined` members.
+ */
+export function checkUpdate(update: unknown): Record<string, Record<string, unknown>> {
+  if (!isPlainObject(update) || Object.keys(update).length === 0) {
+    throw new StoreError('update must be a non-empty object of operators');
+  }
+  const paths: string[] = [];
+  for (const [operator, operand] of Object.entries(update)) {
+    if (!UPDATE_OPERATORS.has(operator)) throw new StoreError(`unsupported update operator ${operator}`);
+    if (!isPlainObject(operand)) throw new StoreError(`${operator} needs an object`);
+    for (const [path, value] of Object.entries(operand)) {
+      if (value === undefined) continue;
+      checkPath(path, operator);
+      checkOperand(operator, path, value);
+      if (operator !== '$push' || !isOperatorObject(value)) checkFieldNames(value, `${operator}.${path}`);
+      else checkFieldNames(value.$each, `${operator}.${path}`);
+      paths.push(path);
+    }
+  }
+  assertNoConflicts(paths);
+  return stripUndefined(update) as Record<string, Record<string, unknown>>;
+}
+
+function checkCount(value: number | undefined, name: string): void {
+  if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
+    throw new StoreError(`${name} must be a non-negative integer`);
+  }
+}
+
+/** Refuses sort directions other than 1 and -1. */
+export function checkSort(sort: Sort | undefined): void {
+  if (sort === undefined) return;
+  if (!isPlainObject(sort)) throw new StoreError('sort must be a plain object');
+  for (const [field, direction] of Object.entries(sort)) {
+    if (direction !== 1 && direction !== -1) throw new StoreError(`sort direction of ${field} must be 1 or -1`);
+  }
+}
+
+function checkProjection(projection: Projection | undefined): void {
+  if (projection === undefined) return;
+  if (!isPlainObject(projection)) throw new StoreError('projection must be a plain object');
+  const modes = new Set(
+    Object.entries(projection)
+      .filter(([field]) => field !== '_id')
+      .map(([, mode]) => mode),
+  );
+  if ([...modes, projection._id].some((mode) => mode !== undefined && mode !== 0 && mode !== 1)) {
+    throw new StoreError('projection values must be 0 or 1');
+  }
+  if (modes.size > 1) throw new StoreError('projection cannot both include and exclude fields (except _id)');
+}
+
+/** Checks sort, limit, skip and projection. */
+export function checkFindOptions(options: FindOptions): void {
+  checkSort(options.sort);
+  checkCount(options.limit, 'limit');
+  checkCount(options.skip, 'skip');
+  checkProjection(options.projection);
+}
+
+/** Checks an index specification and returns its MongoDB-style name (`a_1_b_-1`). */
+export function checkIndex(keys: IndexSpec, options: IndexOptions): string {
+  const entries = isPlainObject(keys) ? Object.entries(keys) : [];
+  if (entries.length === 0) throw new StoreError('an index needs at least one key');
+  for (const [field, direction] of entries) {
+    checkPathSyntax(field, 'createIndex');
+    if (direction !== 1 && direction !== -1) throw new StoreError(`index direction of ${field} must be 1 or -1`);
+  }
+  if (options.sparse === true && entries.length > 1) {
+    throw new StoreError('sparse indexes must have one key (compound sparse indexes differ between backends)');
+  }
+  return entries.map(([field, direction]) => `${field}_${direction}`).join('_');
+}
