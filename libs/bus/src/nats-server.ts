@@ -1,0 +1,302 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { createServer, connect as tcpConnect } from 'node:net';
+import { delimiter, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+
+/**
+ * Starts local nats-server processes for tests and for `ars dev`. Nothing here
+ * runs in a deployed service.
+ */
+
+/** Clustering of one server; see {@link startNatsCluster}. */
+export interface NatsClusterMembership {
+  /** Cluster name, the same on every member. */
+  readonly name: string;
+  /** Route listen port of this server. */
+  readonly port: number;
+  /** Route URLs of the other members (`nats-route://127.0.0.1:6222`). */
+  readonly routes: readonly string[];
+}
+
+export interface NatsServerOptions {
+  /** Client port; @default a free port. */
+  readonly port?: number;
+  /** JetStream store directory (created when missing). */
+  readonly storeDir: string;
+  readonly serverName?: string;
+  readonly cluster?: NatsClusterMembership;
+  /** Longest wait for the server to accept connections, in ms. @default 15000 */
+  readonly startTimeoutMs?: number;
+  /** The binary; @default env `ARS_NATS_SERVER`, else `nats-server` on PATH, else `/usr/sbin/nats-server`. */
+  readonly binary?: string;
+}
+
+export interface NatsServerHandle {
+  /** `nats://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly port: number;
+  readonly pid: number;
+  /** SIGTERM, then waits for the exit (SIGKILL after 10 s). */
+  stop(): Promise<void>;
+  /** SIGKILL, without waiting: a crash. */
+  kill(): void;
+}
+
+const STDERR_KEEP = 16_384;
+const STOP_GRACE_MS = 10_000;
+
+/** A TCP port free on 127.0.0.1 right now (never 4222, the default NATS port). */
+export async function findFreePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const srv = createServer();
+      srv.once('error', reject);
+      srv.listen(0, '127.0.0.1', () => {
+        const address = srv.address();
+        const p = typeof address === 'object' && address !== null ? address.port : 0;
+        srv.close(() => resolve(p));
+      });
+    });
+    if (port !== 4222 && port !== 0) return port;
+  }
+}
+
+/** Resolves the nats-server binary. `env` is passed in: this module never reads the environment at import. */
+export function resolveNatsServerBinary(env: NodeJS.ProcessEnv = process.env): string {
+  const explicit = env.ARS_NATS_SERVER;
+  if (explicit !== undefined && explicit !== '') return explicit;
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir !== '' && existsSync(join(dir, 'nats-server'))) return join(dir, 'nats-server');
+  }
+  return '/usr/sbin/nats-server';
+}
+
+/**
+ * True once something on `port` greets like a NATS server (`INFO {…}`): a bare
+ * TCP accept is not enough, another process may hold the port.
+ */
+function speaksNats(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = tcpConnect({ host: '127.0.0.1', port });
+    let greeting = '';
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1_000, () => done(false));
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      greeting += chunk;
+      if (greeting.length >= 5) done(greeting.startsWith('INFO '));
+    });
+    socket.once('error', () => done(false));
+    socket.once('close', () => done(false));
+  });
+}
+
+function clusterConfig(port: number, options: NatsServerOptions, cluster: NatsClusterMembership): string {
+  const routes = cluster.routes.map((r) => JSON.stringify(r)).join(', ');
+  return [
+    `server_name: ${JSON.stringify(options.serverName ?? `n${port}`)}`,
+    `listen: "127.0.0.1:${port}"`,
+    `jetstream { store_dir: ${JSON.stringify(options.storeDir)} }`,
+    `cluster {`,
+    `  name: ${JSON.stringify(cluster.name)}`,
+    `  listen: "127.0.0.1:${cluster.port}"`,
+    `  routes: [${routes}]`,
+    `}`,
+    '',
+  ].join('\n');
+}
+
+async function serverArgs(port: number, options: NatsServerOptions): Promise<string[]> {
+  await mkdir(options.storeDir, { recursive: true });
+  if (options.cluster === undefined) {
+    const args = ['-js', '-sd', options.storeDir, '-a', '127.0.0.1', '-p', String(port)];
+    return options.serverName === undefined ? args : [...args, '-n', options.serverName];
+  }
+  const file = join(options.storeDir, `nats-${port}.conf`);
+  await writeFile(file, clusterConfig(port, options, options.cluster));
+  return ['-c', file];
+}
+
+interface Spawned {
+  readonly child: ChildProcess;
+  readonly stderr: () => string;
+  /** True once this process logged "Server is ready" (it, not another process, holds the port). */
+  readonly ready: () => boolean;
+  readonly exited: Promise<number | null>;
+}
+
+function spawnServer(binary: string, args: readonly string[]): Spawned {
+  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  let ready = false;
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-STDERR_KEEP);
+    ready ||= stderr.includes('Server is ready');
+  });
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.once('error', (error) => {
+      stderr += `\n${error.message}`;
+      resolve(null);
+    });
+  });
+  return { child, stderr: () => stderr, ready: () => ready, exited };
+}
+
+async function waitUntilListening(spawned: Spawned, port: number, timeoutMs: number): Promise<void> {
+  let exited = false;
+  void spawned.exited.then(() => {
+    exited = true;
+  });
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`nats-server exited before accepting connections on ${port}:\n${spawned.stderr()}`);
+    if (spawned.ready() && (await speaksNats(port)) && !exited) return;
+    await sleep(50);
+  }
+  spawned.child.kill('SIGKILL');
+  throw new Error(`nats-server did not accept connections on ${port} within ${timeoutMs} ms:\n${spawned.stderr()}`);
+}
+
+function handleFor(spawned: Spawned, port: number): NatsServerHandle {
+  const { child } = spawned;
+  // A crashed test runner must not leave servers behind.
+  const onExit = (): void => {
+    child.kill('SIGKILL');
+  };
+  process.once('exit', onExit);
+  void spawned.exited.then(() => process.removeListener('exit', onExit));
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    pid: child.pid ?? -1,
+    async stop(): Promise<void> {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const grace = sleep(STOP_GRACE_MS).then(() => 'late' as const);
+      if ((await Promise.race([spawned.exited, grace])) === 'late') {
+        child.kill('SIGKILL');
+        await spawned.exited;
+      }
+    },
+    kill(): void {
+      child.kill('SIGKILL');
+    },
+  };
+}
+
+/**
+ * Spawns nats-server with JetStream on 127.0.0.1 and resolves once it logged
+ * "Server is ready" and greets a TCP connection with its INFO line. Without `port` a free one is chosen (and chosen again if
+ * another process takes it first). Fails with the server's stderr.
+ */
+export async function startNatsServer(options: NatsServerOptions): Promise<NatsServerHandle> {
+  const binary = options.binary ?? resolveNatsServerBinary();
+  const timeoutMs = options.startTimeoutMs ?? 15_000;
+  const attempts = options.port === undefined ? 3 : 1;
+  let lastError: unknown;
+  for (let i = 0; i < attempts; i++) {
+    const port = options.port ?? (await findFreePort());
+    const spawned = spawnServer(binary, await serverArgs(port, options));
+    try {
+      await waitUntilListening(spawned, port, timeoutMs);
+      return handleFor(spawned, port);
+    } catch (error) {
+      lastError = error;
+      if (!spawned.stderr().includes('address already in use')) break;
+    }
+  }
+  throw lastError;
+}
+
+export interface NatsClusterOptions {
+  /** @default 3 */
+  readonly size?: number;
+  /** Parent directory; each server stores under `<storeDir>/n<i>`. */
+  readonly storeDir: string;
+  /** @default 'ars' */
+  readonly name?: string;
+  /** Longest wait for a JetStream leader, in ms. @default 30000 */
+  readonly readyTimeoutMs?: number;
+}
+
+export interface NatsClusterHandle {
+  readonly servers: readonly NatsServerHandle[];
+  /** Client URLs of every member. */
+  readonly urls: readonly string[];
+  stop(): Promise<void>;
+}
+
+async function waitForJetStream(urls: readonly string[], timeoutMs: number): Promise<void> {
+  const nc = await connect({ servers: [...urls], maxReconnectAttempts: -1 });
+  try {
+    const deadline = Date.now() + timeoutMs;
+    let lastError: unknown;
+    while (Date.now() < deadline) {
+      try {
+        const jsm = await jetstreamManager(nc, { timeout: 2_000 });
+        await jsm.getAccountInfo();
+        return;
+      } catch (error) {
+        lastError = error;
+        await sleep(200);
+      }
+    }
+    throw new Error(`JetStream elected no leader within ${timeoutMs} ms`, { cause: lastError });
+  } finally {
+    await nc.close();
+  }
+}
+
+/**
+ * Starts `size` clustered servers (routes to each other, distinct server
+ * names, JetStream on each) and resolves once JetStream has a meta leader.
+ */
+export async function startNatsCluster(options: NatsClusterOptions): Promise<NatsClusterHandle> {
+  const size = options.size ?? 3;
+  const name = options.name ?? 'ars';
+  const ports: number[] = [];
+  const routePorts: number[] = [];
+  while (ports.length < size * 2) {
+    const p = await findFreePort();
+    if (!ports.includes(p)) ports.push(p);
+  }
+  routePorts.push(...ports.splice(size));
+  const routes = routePorts.map((p) => `nats-route://127.0.0.1:${p}`);
+  const started = await Promise.allSettled(
+    ports.map((port, i) =>
+      startNatsServer({
+        port,
+        storeDir: join(options.storeDir, `n${i + 1}`),
+        serverName: `${name}-n${i + 1}`,
+        cluster: { name, port: routePorts[i] ?? 0, routes: routes.filter((_, j) => j !== i) },
+      }),
+    ),
+  );
+  const servers = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const stop = async (): Promise<void> => {
+    await Promise.all(servers.map((s) => s.stop()));
+  };
+  const failed = started.find((r) => r.status === 'rejected');
+  if (failed !== undefined) {
+    await stop();
+    throw failed.reason;
+  }
+  const urls = servers.map((s) => s.url);
+  try {
+    await waitForJetStream(urls, options.readyTimeoutMs ?? 30_000);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { servers, urls, stop };
+}

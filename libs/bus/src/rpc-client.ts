@@ -1,0 +1,118 @@
+import {
+  Empty,
+  headers,
+  InvalidArgumentError,
+  NoRespondersError,
+  RequestError,
+  TimeoutError,
+} from '@nats-io/transport-node';
+import type { Msg } from '@nats-io/transport-node';
+import { isErrorCode, ServiceError } from '@ars/contracts';
+import type { VerifiedIdentity } from '@ars/contracts';
+import { injectTraceContext, SpanKind, withSpan } from '@ars/telemetry';
+import type { Bus } from './connection.ts';
+import { encodeIdentityHeaders } from './rpc-headers.ts';
+import { rpcSubject } from './subjects.ts';
+
+/** Options of {@link createRpcClient}. */
+export interface RpcClientOptions {
+  /** Default time to wait for a reply, in milliseconds. @default 10000 */
+  readonly timeoutMs?: number;
+}
+
+export interface CallOptions {
+  /** Overrides the client's default timeout for this call, in milliseconds. */
+  readonly timeoutMs?: number;
+}
+
+export interface RpcClient {
+  /**
+   * Calls `method` of `service` as `identity` and returns the reply's result.
+   * Throws ServiceError: the remote code and message on an error reply,
+   * `unavailable` when no replica listens, `timeout` when none answers in time.
+   */
+  call(
+    service: string,
+    method: string,
+    identity: VerifiedIdentity,
+    body: unknown,
+    options?: CallOptions,
+  ): Promise<unknown>;
+}
+
+export const DEFAULT_RPC_TIMEOUT_MS = 10_000;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+function isNoResponders(error: unknown): boolean {
+  if (error instanceof NoRespondersError) return true;
+  if (error instanceof RequestError) return error.isNoResponders();
+  return false;
+}
+
+/** Maps a transport failure of a request to the catalogue. */
+function transportError(error: unknown, service: string, method: string, timeoutMs: number): ServiceError {
+  if (isNoResponders(error)) {
+    return new ServiceError('unavailable', `service ${service} is not available for ${method}`, { cause: error });
+  }
+  if (error instanceof TimeoutError) {
+    return new ServiceError('timeout', `service ${service} did not answer ${method} within ${timeoutMs} ms`, {
+      cause: error,
+    });
+  }
+  if (error instanceof InvalidArgumentError && error.message.includes('max_payload')) {
+    return new ServiceError('payload_too_large', 'the request is larger than the bus allows', { cause: error });
+  }
+  return new ServiceError(
+    'unavailable',
+    `request to ${service} failed: ${error instanceof Error ? error.message : String(error)}`,
+    {
+      cause: error,
+    },
+  );
+}
+
+function parseReply(msg: Msg, service: string): unknown {
+  let reply: unknown;
+  try {
+    reply = JSON.parse(decoder.decode(msg.data));
+  } catch (error) {
+    throw new ServiceError('internal', `malformed reply from ${service}`, { cause: error });
+  }
+  if (typeof reply === 'object' && reply !== null) {
+    const r = reply as { ok?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown } };
+    if (r.ok === true) return r.result;
+    if (r.ok === false && typeof r.error === 'object' && r.error !== null) {
+      const code = isErrorCode(r.error.code) ? r.error.code : 'internal';
+      const message = typeof r.error.message === 'string' ? r.error.message : 'internal error';
+      throw new ServiceError(code, message);
+    }
+  }
+  throw new ServiceError('internal', `malformed reply from ${service}`);
+}
+
+/** Creates the client side of the RPC convention of {@link serveService}. */
+export function createRpcClient(bus: Bus, options: RpcClientOptions = {}): RpcClient {
+  const defaultTimeout = options.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
+  return {
+    async call(service, method, identity, body, callOptions = {}): Promise<unknown> {
+      const subject = rpcSubject(service, method);
+      const timeoutMs = callOptions.timeoutMs ?? defaultTimeout;
+      const attributes = { 'rpc.system': 'nats', 'rpc.service': service, 'rpc.method': method };
+      return withSpan(`${service}/${method}`, { kind: SpanKind.CLIENT, attributes }, async () => {
+        const h = headers();
+        encodeIdentityHeaders(identity, (key, value) => h.set(key, value));
+        injectTraceContext((key, value) => h.set(key, value));
+        const payload = body === undefined ? Empty : encoder.encode(JSON.stringify(body));
+        let msg: Msg;
+        try {
+          msg = await bus.nc.request(subject, payload, { timeout: timeoutMs, headers: h });
+        } catch (error) {
+          throw transportError(error, service, method, timeoutMs);
+        }
+        return parseReply(msg, service);
+      });
+    },
+  };
+}

@@ -1,0 +1,176 @@
+import { Svcm } from '@nats-io/services';
+import type { Service, ServiceMsg } from '@nats-io/services';
+import { isServiceError, ServiceError, toServiceError } from '@ars/contracts';
+import type { VerifiedIdentity } from '@ars/contracts';
+import { extractTraceContext, SpanKind, SpanStatusCode, withSpan } from '@ars/telemetry';
+import type { Logger, Span } from '@ars/telemetry';
+import type { Bus } from './connection.ts';
+import { decodeIdentityHeaders } from './rpc-headers.ts';
+import { rpcSubject } from './subjects.ts';
+
+/** One request as a handler sees it. */
+export interface RpcRequest {
+  readonly method: string;
+  /** The identity the gateway verified, read from the request headers. */
+  readonly identity: VerifiedIdentity;
+  /** The parsed JSON body; `undefined` for an empty body. */
+  readonly body: unknown;
+}
+
+/** Handles one method; throw a ServiceError to answer with its code. */
+export type RpcHandler = (request: RpcRequest) => Promise<unknown>;
+
+/** The reply envelope on the wire. */
+export type RpcReply =
+  | { readonly ok: true; readonly result: unknown }
+  | {
+      readonly ok: false;
+      readonly error: { readonly status: number; readonly code: string; readonly message: string };
+    };
+
+/** Options of {@link serveService}. */
+export interface ServeOptions {
+  /** Service name: the services-API name, the queue group and the subject token. */
+  readonly service: string;
+  /** Semantic version reported by `$SRV.INFO`. */
+  readonly version: string;
+  /** This replica's id, reported in the service metadata as `instance_id`. */
+  readonly instanceId: string;
+  /** One handler per method name (`tasks.get`). */
+  readonly handlers: Readonly<Record<string, RpcHandler>>;
+  readonly logger: Logger;
+  readonly description?: string;
+  /** Extra service metadata for `$SRV.INFO`; `instance_id` is always `instanceId`. */
+  readonly metadata?: Readonly<Record<string, string>>;
+  /** Extra metadata per method's endpoint; `method` is always the method name. */
+  readonly endpointMetadata?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+}
+
+export interface ServedService {
+  /** The services-API id of this replica (as `$SRV.INFO` reports it). */
+  readonly id: string;
+  /** Stops answering (drains the endpoint subscriptions). */
+  stop(): Promise<void>;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** Endpoint names allow `[-\w]` only: `tasks.get` → `tasks-get`. */
+export function endpointName(method: string): string {
+  return method.replaceAll('.', '-');
+}
+
+function decodeBody(data: Uint8Array): unknown {
+  if (data.length === 0) return undefined;
+  try {
+    return JSON.parse(decoder.decode(data)) as unknown;
+  } catch (error) {
+    // Never echo the body: it may be up to max_payload long.
+    throw new ServiceError('invalid_request', 'request body is not valid JSON', { cause: error });
+  }
+}
+
+function headerReader(msg: ServiceMsg): (key: string) => string | undefined {
+  return (key) => (msg.headers?.has(key) === true ? msg.headers.get(key) : undefined);
+}
+
+function errorReply(error: ServiceError): RpcReply {
+  return { ok: false, error: { status: error.status, code: error.code, message: error.message } };
+}
+
+interface EndpointContext {
+  readonly service: string;
+  readonly method: string;
+  readonly handler: RpcHandler;
+  readonly logger: Logger;
+}
+
+/** Runs the handler; every outcome becomes a reply, logged with the span's trace id. */
+async function handleInSpan(ctx: EndpointContext, msg: ServiceMsg, span: Span): Promise<RpcReply> {
+  try {
+    const identity = decodeIdentityHeaders(headerReader(msg));
+    const body = decodeBody(msg.data);
+    const result = await ctx.handler({ method: ctx.method, identity, body });
+    return { ok: true, result: result === undefined ? null : result };
+  } catch (thrown) {
+    const error = toServiceError(thrown);
+    span.setAttribute('ars.error_code', error.code);
+    if (!isServiceError(thrown)) {
+      ctx.logger.error({ err: thrown, method: ctx.method }, 'rpc handler failed');
+    } else if (error.status >= 500) {
+      ctx.logger.error({ code: error.code, method: ctx.method, message: error.message }, 'rpc handler failed');
+    } else {
+      ctx.logger.info({ code: error.code, method: ctx.method }, 'rpc request refused');
+    }
+    if (error.status >= 500) {
+      span.recordException(thrown instanceof Error ? thrown : String(thrown));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error.code });
+    }
+    return errorReply(error);
+  }
+}
+
+function respond(ctx: EndpointContext, msg: ServiceMsg, reply: RpcReply): void {
+  try {
+    if (reply.ok) msg.respond(encoder.encode(JSON.stringify(reply)));
+    else msg.respondError(reply.error.status, reply.error.code, encoder.encode(JSON.stringify(reply)));
+  } catch (error) {
+    // Typically a result larger than max_payload; the caller must still get an answer.
+    ctx.logger.error({ err: error, method: ctx.method }, 'rpc reply could not be sent');
+    const fallback = errorReply(new ServiceError('internal', 'the reply could not be sent'));
+    msg.respondError(500, 'internal', encoder.encode(JSON.stringify(fallback)));
+  }
+}
+
+async function handle(ctx: EndpointContext, msg: ServiceMsg): Promise<void> {
+  if (msg.reply === '') return; // a publish, not a request: nobody to answer
+  const parent = extractTraceContext(headerReader(msg));
+  const attributes = { 'rpc.system': 'nats', 'rpc.service': ctx.service, 'rpc.method': ctx.method };
+  const reply = await withSpan(`${ctx.service}/${ctx.method}`, { kind: SpanKind.SERVER, parent, attributes }, (span) =>
+    handleInSpan(ctx, msg, span),
+  );
+  respond(ctx, msg, reply);
+}
+
+/**
+ * Registers a service with the NATS services API: one endpoint per method on
+ * `ars.rpc.<service>.<method>`, all in the queue group `<service>` so that
+ * replicas share the load; `$SRV.PING/INFO/STATS` answer for it. Each request
+ * runs in a SERVER span whose parent is the caller's `traceparent`.
+ */
+export async function serveService(bus: Bus, options: ServeOptions): Promise<ServedService> {
+  const { service, logger } = options;
+  const srv: Service = await new Svcm(bus.nc).add({
+    name: service,
+    version: options.version,
+    queue: service,
+    description: options.description ?? service,
+    metadata: { ...options.metadata, instance_id: options.instanceId },
+  });
+  for (const [method, handler] of Object.entries(options.handlers)) {
+    const ctx: EndpointContext = { service, method, handler, logger };
+    srv.addEndpoint(endpointName(method), {
+      subject: rpcSubject(service, method),
+      metadata: { ...options.endpointMetadata?.[method], method },
+      handler: (err, msg) => {
+        if (err !== null) {
+          logger.error({ err, method }, 'rpc endpoint failed');
+          return;
+        }
+        handle(ctx, msg).catch((error: unknown) => logger.error({ err: error, method }, 'rpc request handling failed'));
+      },
+    });
+  }
+  await bus.nc.flush();
+  void srv.stopped.then((error) => {
+    if (error !== null) logger.error({ err: error, service }, 'service stopped on an error');
+  });
+  logger.info({ service, id: srv.info().id, methods: Object.keys(options.handlers).length }, 'service registered');
+  return {
+    id: srv.info().id,
+    async stop(): Promise<void> {
+      await srv.stop();
+    },
+  };
+}

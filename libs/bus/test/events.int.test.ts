@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isServiceError } from '@ars/contracts';
+import { InMemorySpanExporter, initTelemetry, withSpan } from '@ars/telemetry';
+import type { Telemetry } from '@ars/telemetry';
+import {
+  DeliverPolicy,
+  EVENTS_STREAM,
+  REDACTED,
+  connectBus,
+  createEventPublisher,
+  decodeEventMessage,
+  ensureInfrastructure,
+  eventFilterSubject,
+  startNatsServer,
+} from '../src/index.ts';
+import type { Bus, EventPublisher, JsMsg, NatsServerHandle } from '../src/index.ts';
+import { fakeRegistry, memoryLogger, tempDir } from './helpers.ts';
+
+const JWT = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLWJ5dGVzLWhlcmU';
+
+describe('event publisher', () => {
+  let server: NatsServerHandle;
+  let bus: Bus;
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let telemetry: Telemetry;
+  let publisher: EventPublisher;
+  const log = memoryLogger('events-test');
+
+  /** A fresh session per test keeps tests apart on the shared stream. */
+  function identity(run?: string) {
+    return { tenant: 'acme', user: 'alice', session: randomUUID(), ...(run === undefined ? {} : { run }) };
+  }
+
+  /** Reads the stored messages of one session through an ordered consumer from `fromSeq`. */
+  async function readSession(session: string, fromSeq = 1): Promise<JsMsg[]> {
+    const consumer = await bus.js.consumers.get(EVENTS_STREAM, {
+      filter_subjects: eventFilterSubject({ session }),
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: fromSeq,
+    });
+    const { num_pending: pending } = await consumer.info(true);
+    const out: JsMsg[] = [];
+    while (out.length < pending) {
+      const msg = await consumer.next({ expires: 5_000 });
+      if (msg === null) throw new Error(`expected ${pending} messages, got ${out.length}`);
+      out.push(msg);
+    }
+    return out;
+  }
+
+  beforeAll(async () => {
+    telemetry = initTelemetry({ serviceName: 'events-test', exporter: new InMemorySpanExporter() });
+    dir = await tempDir('events');
+    server = await startNatsServer({ storeDir: dir.path });
+    bus = await connectBus({ servers: server.url, name: 'events-test' });
+    await ensureInfrastructure(bus);
+    publisher = createEventPublisher(bus, { source: 'events-test', logger: log.logger, registry: fakeRegistry() });
+  });
+
+  afterAll(async () => {
+    await bus?.close();
+    await telemetry?.shutdown();
+    await server?.stop();
+    await dir?.remove();
+  });
+
+  it('stores the frame and reads it back from its sequence through an ordered consumer', async () => {
+    const id = identity('task-1');
+    const first = await publisher.publish({
+      type: 'task.started',
+      identity: id,
+      payload: { TaskID: 'task-1', PriorState: 'pending' },
+    });
+    const second = await publisher.publish({
+      type: 'task.started',
+      identity: id,
+      payload: { TaskID: 'task-1', PriorState: 'running' },
+      occurredAt: '2030-01-02T03:04:05.000Z',
+    });
+    expect(second.sequence).toBeGreaterThan(first.sequence);
+
+    const msgs = await readSession(id.session, second.sequence);
+    expect(msgs.map((m) => decodeEventMessage(m))).toEqual([
+      {
+        type: 'task.started',
+        sequence: second.sequence,
+        occurred_at: '2030-01-02T03:04:05.000Z',
+        tenant: 'acme',
+        user: 'alice',
+        session: id.session,
+        run: 'task-1',
+        payload: { TaskID: 'task-1', PriorState: 'running' },
+      },
+    ]);
+  });
+
+  it('sets Nats-Msg-Id to the event id and traceparent to the publishing span', async () => {
+    const id = identity();
+    const eventId = randomUUID();
+    const traceId = await withSpan('emit', {}, async (span) => {
+      await publisher.publish({
+        type: 'task.started',
+        identity: id,
+        payload: { TaskID: 't', PriorState: 'p' },
+        eventId,
+      });
+      return span.spanContext().traceId;
+    });
+    const [msg] = await readSession(id.session);
+    expect(msg?.headers?.get('Nats-Msg-Id')).toBe(eventId);
+    expect(msg?.headers?.get('traceparent')).toContain(traceId);
+    expect(msg?.headers?.get('ars-source')).toBe('events-test');
+    expect(decodeEventMessage(msg as JsMsg).run).toBe('');
+  });
+
+  it('stores an event once when the same event id is published twice', async () => {
+    const id = identity();
+    const eventId = randomUUID();
+    const input = { type: 'task.started', identity: id, payload: { TaskID: 't', PriorState: 'p' }, eventId };
+    const a = await publisher.publish(input);
+    const b = await publisher.publish(input);
+    expect(b).toEqual({ sequence: a.sequence, duplicate: true });
+    expect(a.duplicate).toBe(false);
+    expect(await readSession(id.session)).toHaveLength(1);
+  });
+
+  it('delivers a notification payload as a redacted map of its declared keys', async () => {
+    const id = identity('task-9');
+    await publisher.publish({
+      type: 'notification.task_failed',
+      identity: id,
+      payload: {
+        Class: 'task.failed',
+        Severity: 'error',
+        Summary: `call failed with Authorization: Bearer ${JWT}; contact ops@example.com`,
+        DeepLink: '/v1/runs/task-9?token=abc123',
+        TaskID: 'task-9',
+        Undeclared: 'sk-proj-AbCdEf0123456789abcdef',
+      },
+    });
+    const [msg] = await readSession(id.session);
+    const frame = decodeEventMessage(msg as JsMsg);
+    expect(frame.type).toBe('notification.task_failed');
+    expect(frame.payload).toEqual({
+      Class: 'task.failed',
+      Severity: 'error',
+      Summary: `call failed with Authorization: ${REDACTED}; contact ${REDACTED}`,
+      DeepLink: `/v1/runs/task-9?token=${REDACTED}`,
+      TaskID: 'task-9',
+    });
+    expect(new TextDecoder().decode(msg?.data)).not.toContain('eyJ');
+  });
+
+  it('publishes audit.redaction_failed, never the raw payload, when redaction fails', async () => {
+    const id = identity();
+    const result = await publisher.publish({
+      type: 'runtime.error',
+      identity: id,
+      payload: { Message: `leaked ${JWT}` },
+    });
+    const [msg] = await readSession(id.session);
+    const frame = decodeEventMessage(msg as JsMsg);
+    expect(frame.sequence).toBe(result.sequence);
+    expect(frame.type).toBe('audit.redaction_failed');
+    expect(frame.payload).toEqual({ OriginalType: 'runtime.error', Reason: expect.stringContaining('shape') });
+    expect(new TextDecoder().decode(msg?.data)).not.toContain('leaked');
+    expect(log.lines().some((l) => l.msg?.toString().startsWith('redaction failed'))).toBe(true);
+  });
+
+  it('refuses an unknown event type as internal and logs it', async () => {
+    const error = await publisher
+      .publish({ type: 'no.such.type', identity: identity(), payload: {} })
+      .catch((e: unknown) => e);
+    expect(isServiceError(error) && error.code).toBe('internal');
+    expect(log.lines().some((l) => l.eventType === 'no.such.type' && l.level === 50)).toBe(true);
+  });
+
+  it('refuses a payload its schema rejects as internal, publishing nothing', async () => {
+    const id = identity();
+    const error = await publisher
+      .publish({ type: 'task.started', identity: id, payload: { TaskID: 42 } })
+      .catch((e: unknown) => e);
+    expect(isServiceError(error) && error.code).toBe('internal');
+    expect(await readSession(id.session)).toEqual([]);
+  });
+});

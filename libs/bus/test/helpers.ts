@@ -1,0 +1,90 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { createLogger } from '@ars/telemetry';
+import type { Logger } from '@ars/telemetry';
+import type { EventLookup } from '../src/index.ts';
+
+/** A temporary directory removed by the returned function. */
+export async function tempDir(prefix: string): Promise<{ path: string; remove: () => Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), `ars-${prefix}-`));
+  return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+/** A logger whose JSON lines are kept in memory for assertions. */
+export function memoryLogger(name = 'test'): { logger: Logger; lines: () => Record<string, unknown>[] } {
+  const chunks: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  const logger = createLogger({ name, level: 'debug', destination });
+  const lines = () =>
+    chunks
+      .join('')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { logger, lines };
+}
+
+type FieldKind = 'string' | 'number' | 'boolean' | 'array' | 'any';
+
+/**
+ * A stand-in for a zod object schema (the bus does not depend on zod): the
+ * same `shape` and `safeParse` surface the publisher and redactor use.
+ */
+export function fakeObjectSchema(fields: Record<string, FieldKind>): EventLookupRow['payload'] {
+  const check = (kind: FieldKind, v: unknown): boolean =>
+    kind === 'any' || (kind === 'array' ? Array.isArray(v) : typeof v === kind);
+  const schema = {
+    shape: Object.fromEntries(Object.keys(fields).map((k) => [k, {}])),
+    safeParse(value: unknown) {
+      const issues: { path: string[]; message: string }[] = [];
+      if (typeof value !== 'object' || value === null) issues.push({ path: [], message: 'expected object' });
+      else {
+        const record = value as Record<string, unknown>;
+        for (const [k, kind] of Object.entries(fields)) {
+          if (!check(kind, record[k])) issues.push({ path: [k], message: `expected ${kind}` });
+        }
+      }
+      return issues.length === 0 ? { success: true, data: value } : { success: false, error: { issues } };
+    },
+  };
+  return schema as unknown as EventLookupRow['payload'];
+}
+
+type EventLookupRow = NonNullable<ReturnType<EventLookup>>;
+
+/** A small registry: one safe type, one redacted notification, one redacted type whose redaction fails. */
+export function fakeRegistry(): EventLookup {
+  const rows: EventLookupRow[] = [
+    { type: 'task.started', class: 'safe', payload: fakeObjectSchema({ TaskID: 'string', PriorState: 'string' }) },
+    {
+      type: 'notification.task_failed',
+      class: 'redacted',
+      payload: fakeObjectSchema({
+        Class: 'string',
+        Severity: 'string',
+        Summary: 'string',
+        DeepLink: 'string',
+        TaskID: 'string',
+      }),
+    },
+    // Declares no object shape: the redactor cannot derive a map and must fail.
+    {
+      type: 'runtime.error',
+      class: 'redacted',
+      payload: { safeParse: (v: unknown) => ({ success: true, data: v }) } as unknown as EventLookupRow['payload'],
+    },
+    {
+      type: 'audit.redaction_failed',
+      class: 'safe',
+      payload: fakeObjectSchema({ OriginalType: 'string', Reason: 'string' }),
+    },
+  ];
+  return (type) => rows.find((r) => r.type === type);
+}

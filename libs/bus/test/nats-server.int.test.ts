@@ -1,0 +1,73 @@
+import { createServer } from 'node:net';
+import type { Server } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectBus, findFreePort, resolveNatsServerBinary, startNatsServer } from '../src/index.ts';
+import { tempDir } from './helpers.ts';
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('startNatsServer', () => {
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+
+  beforeAll(async () => {
+    dir = await tempDir('server');
+  });
+
+  afterAll(async () => {
+    await dir?.remove();
+  });
+
+  it('starts a JetStream server on a free port that accepts a connection', async () => {
+    const server = await startNatsServer({ storeDir: `${dir.path}/a`, serverName: 'solo' });
+    try {
+      expect(server.port).not.toBe(4222);
+      const bus = await connectBus({ servers: server.url, name: 'probe' });
+      expect((await bus.jsm.getAccountInfo()).streams).toBe(0);
+      expect(bus.nc.info?.server_name).toBe('solo');
+      await bus.close();
+    } finally {
+      await server.stop();
+    }
+    expect(isAlive(server.pid)).toBe(false);
+  });
+
+  it('stops twice without error', async () => {
+    const server = await startNatsServer({ storeDir: `${dir.path}/b` });
+    await server.stop();
+    await server.stop();
+    expect(isAlive(server.pid)).toBe(false);
+  });
+
+  it('kills a server abruptly', async () => {
+    const server = await startNatsServer({ storeDir: `${dir.path}/c` });
+    server.kill();
+    await server.stop();
+    expect(isAlive(server.pid)).toBe(false);
+  });
+
+  it("fails with the server's stderr when its port is taken", async () => {
+    const port = await findFreePort();
+    const blocker: Server = createServer();
+    await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', resolve));
+    try {
+      await expect(startNatsServer({ port, storeDir: `${dir.path}/d`, startTimeoutMs: 5_000 })).rejects.toThrow(
+        /address already in use/,
+      );
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
+
+  it('resolves the binary from ARS_NATS_SERVER first, then PATH, then /usr/sbin', () => {
+    expect(resolveNatsServerBinary({ ARS_NATS_SERVER: '/opt/nats/nats-server' })).toBe('/opt/nats/nats-server');
+    expect(resolveNatsServerBinary({ PATH: '/usr/sbin' })).toBe('/usr/sbin/nats-server');
+    expect(resolveNatsServerBinary({ PATH: '' })).toBe('/usr/sbin/nats-server');
+  });
+});

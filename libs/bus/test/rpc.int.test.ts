@@ -1,0 +1,215 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { headers } from '@nats-io/transport-node';
+import { isServiceError, ServiceError } from '@ars/contracts';
+import type { VerifiedIdentity } from '@ars/contracts';
+import { InMemorySpanExporter, initTelemetry, SpanKind, trace, withSpan } from '@ars/telemetry';
+import type { Telemetry } from '@ars/telemetry';
+import { connectBus, createRpcClient, pingServices, rpcSubject, serveService, startNatsServer } from '../src/index.ts';
+import type { Bus, NatsServerHandle, RpcHandler, ServedService } from '../src/index.ts';
+import { memoryLogger, tempDir } from './helpers.ts';
+
+const IDENTITY: VerifiedIdentity = {
+  tenant: 'acme.corp',
+  user: 'ünï',
+  session: 's 1',
+  scopes: ['admin', 'console:fleet'],
+};
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    return isServiceError(error) ? error.code : `not a ServiceError: ${String(error)}`;
+  }
+  return 'resolved';
+}
+
+describe('RPC over the services API', () => {
+  let server: NatsServerHandle;
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let telemetry: Telemetry;
+  const exporter = new InMemorySpanExporter();
+  const buses: Bus[] = [];
+  const served: ServedService[] = [];
+  const log = memoryLogger('rpc-test');
+  let release: () => void = () => undefined;
+  const hanging = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+
+  async function bus(name: string): Promise<Bus> {
+    const b = await connectBus({ servers: server.url, name });
+    buses.push(b);
+    return b;
+  }
+
+  async function serve(
+    name: string,
+    handlers: Record<string, RpcHandler>,
+    instanceId = `${name}-1`,
+  ): Promise<ServedService> {
+    const s = await serveService(await bus(instanceId), {
+      service: name,
+      version: '1.2.3',
+      instanceId,
+      handlers,
+      logger: log.logger,
+      description: `${name} test service`,
+      metadata: { store_kind: 'embedded', instance_id: 'overridden' },
+      endpointMetadata: { 'echo.identity': { implemented: 'true' } },
+    });
+    served.push(s);
+    return s;
+  }
+
+  beforeAll(async () => {
+    telemetry = initTelemetry({ serviceName: 'rpc-test', exporter });
+    dir = await tempDir('rpc');
+    server = await startNatsServer({ storeDir: dir.path });
+    await serve('echo', {
+      'echo.identity': async (req) => {
+        const span = trace.getActiveSpan()?.spanContext();
+        return {
+          identity: req.identity,
+          body: req.body,
+          method: req.method,
+          traceId: span?.traceId,
+          spanId: span?.spanId,
+        };
+      },
+      'echo.refuse': async () => {
+        throw new ServiceError('not_found', 'no such thing');
+      },
+      'echo.crash': async () => {
+        throw new TypeError('secret internals at /srv/app.ts:42');
+      },
+      'echo.huge': async () => 'x'.repeat(2 * 1024 * 1024),
+      'echo.hang': async () => {
+        await hanging;
+        return 'late';
+      },
+    });
+  });
+
+  afterAll(async () => {
+    release();
+    for (const s of served) await s.stop();
+    for (const b of buses) await b.close();
+    await telemetry?.shutdown();
+    await server?.stop();
+    await dir?.remove();
+  });
+
+  it('delivers the identity and body and returns the result', async () => {
+    const client = createRpcClient(await bus('client-1'));
+    const result = (await client.call('echo', 'echo.identity', IDENTITY, { hello: ['world', 1] })) as Record<
+      string,
+      unknown
+    >;
+    expect(result).toMatchObject({ identity: IDENTITY, body: { hello: ['world', 1] }, method: 'echo.identity' });
+  });
+
+  it("runs the handler in a SERVER span that continues the caller's trace", async () => {
+    const client = createRpcClient(await bus('client-2'));
+    const { rootTrace, result } = await withSpan('test-root', {}, async (root) => ({
+      rootTrace: root.spanContext().traceId,
+      result: (await client.call('echo', 'echo.identity', IDENTITY, null)) as { traceId: string; spanId: string },
+    }));
+    expect(result.traceId).toBe(rootTrace);
+    const spans = exporter.getFinishedSpans();
+    const serverSpan = spans.find((s) => s.spanContext().spanId === result.spanId);
+    const clientSpan = spans.find((s) => s.kind === SpanKind.CLIENT && s.spanContext().traceId === rootTrace);
+    expect(serverSpan?.kind).toBe(SpanKind.SERVER);
+    expect(serverSpan?.parentSpanContext?.spanId).toBe(clientSpan?.spanContext().spanId);
+    expect(serverSpan?.attributes).toMatchObject({ 'rpc.service': 'echo', 'rpc.method': 'echo.identity' });
+  });
+
+  it('turns a ServiceError reply into a ServiceError with the remote code and message', async () => {
+    const client = createRpcClient(await bus('client-3'));
+    const error = await client.call('echo', 'echo.refuse', IDENTITY, {}).catch((e: unknown) => e);
+    expect(isServiceError(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'not_found', status: 404, message: 'no such thing' });
+  });
+
+  it('answers internal for any other throw, with the stack in the log and not on the wire', async () => {
+    const client = createRpcClient(await bus('client-4'));
+    const error = await client.call('echo', 'echo.crash', IDENTITY, {}).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'internal', message: 'internal error' });
+    const line = log.lines().find((l) => l.msg === 'rpc handler failed');
+    expect((line?.err as { stack?: string } | undefined)?.stack).toContain('secret internals');
+    expect(line?.trace_id).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('answers internal when the result is larger than the bus allows', async () => {
+    const client = createRpcClient(await bus('client-12'));
+    const error = await client.call('echo', 'echo.huge', IDENTITY, {}).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'internal', message: 'the reply could not be sent' });
+  });
+
+  it('answers invalid_request to a body that is not JSON', async () => {
+    const b = await bus('client-5');
+    const h = headers();
+    for (const [k, v] of [
+      ['ars-tenant', 't'],
+      ['ars-user', 'u'],
+      ['ars-session', 's'],
+    ] as const)
+      h.set(k, v);
+    const reply = await b.nc.request(rpcSubject('echo', 'echo.identity'), '{not json', { headers: h, timeout: 5_000 });
+    expect(reply.json()).toEqual({
+      ok: false,
+      error: { status: 400, code: 'invalid_request', message: 'request body is not valid JSON' },
+    });
+  });
+
+  it('answers identity_required to a request without identity headers', async () => {
+    const b = await bus('client-6');
+    const reply = await b.nc.request(rpcSubject('echo', 'echo.identity'), '{}', { timeout: 5_000 });
+    expect(reply.json()).toMatchObject({ ok: false, error: { code: 'identity_required' } });
+  });
+
+  it('maps no responders to unavailable', async () => {
+    const client = createRpcClient(await bus('client-7'));
+    expect(await codeOf(client.call('nobody', 'nothing.here', IDENTITY, {}))).toBe('unavailable');
+  });
+
+  it('maps a missing reply to timeout', async () => {
+    const client = createRpcClient(await bus('client-8'), { timeoutMs: 5_000 });
+    expect(await codeOf(client.call('echo', 'echo.hang', IDENTITY, {}, { timeoutMs: 200 }))).toBe('timeout');
+  });
+
+  it('shares the load between two replicas in the queue group', async () => {
+    const handler =
+      (id: string): RpcHandler =>
+      async () =>
+        id;
+    await serve('shared', { 'shared.who': handler('a') }, 'shared-a');
+    await serve('shared', { 'shared.who': handler('b') }, 'shared-b');
+    const client = createRpcClient(await bus('client-9'));
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () => client.call('shared', 'shared.who', IDENTITY, {})),
+    );
+    expect(new Set(answers)).toEqual(new Set(['a', 'b']));
+  });
+
+  it('is listed by discovery with its version, endpoints and instance id', async () => {
+    const found = await pingServices(await bus('client-10'), { timeoutMs: 2_000 });
+    const echo = found.find((s) => s.name === 'echo');
+    expect(echo).toMatchObject({
+      version: '1.2.3',
+      description: 'echo test service',
+      metadata: { instance_id: 'echo-1', store_kind: 'embedded' },
+    });
+    expect(echo?.endpoints).toContainEqual({
+      name: 'echo-identity',
+      subject: 'ars.rpc.echo.echo.identity',
+      queue_group: 'echo',
+      metadata: { method: 'echo.identity', implemented: 'true' },
+    });
+  });
+
+  it('discovers nothing, without an error, when no service runs', async () => {
+    const found = await pingServices(await bus('client-11'), { timeoutMs: 500, name: 'absent' });
+    expect(found).toEqual([]);
+  });
+});
