@@ -1,0 +1,22 @@
+/**
+ * @ars/service-kit: boots a service from its env config, serves every
+ * registry method it owns over the NATS services API (built handlers behind
+ * request validation, the rest answering `unimplemented`), answers `_health`,
+ * and shuts down gracefully.
+ */
+export { BaseServiceConfig, ConfigError, LOG_LEVELS, defineServiceConfig, loadConfig } from './config.ts';
+export type { ConfigProblem, Environment } from './config.ts';
+export { defineService } from './service-definition.ts';
+export type {
+  ServiceContext,
+  ServiceDefinition,
+  ServiceHandlers,
+  ServiceImplementation,
+} from './service-definition.ts';
+export { buildMethodTable, describeFirstIssue } from './method-table.ts';
+export type { MethodEndpoint } from './method-table.ts';
+export { HEALTH_METHOD, createHealthHandler } from './health.ts';
+export type { CheckStatus, HealthOptions, HealthReport } from './health.ts';
+export { databaseName, startService } from './start-service.ts';
+export type { RunningService, StartOverrides } from './start-service.ts';
+export { EXIT_CODES, runService } from './run-service.ts';

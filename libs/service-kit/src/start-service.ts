@@ -1,0 +1,189 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import type { z } from 'zod';
+import { METHODS } from '@ars/contracts';
+import type { MethodDef } from '@ars/contracts';
+import { connectBus, createEventPublisher, createRpcClient, ensureInfrastructure, serveService } from '@ars/bus';
+import type { Bus, RpcHandler, ServedService } from '@ars/bus';
+import { openStore } from '@ars/store';
+import type { Store } from '@ars/store';
+import { createLogger, initTelemetry } from '@ars/telemetry';
+import type { Logger, SpanExporter, Telemetry } from '@ars/telemetry';
+import type { BaseServiceConfig } from './config.ts';
+import { createHealthHandler, HEALTH_METHOD } from './health.ts';
+import { buildMethodTable } from './method-table.ts';
+import type { ServiceDefinition, ServiceImplementation } from './service-definition.ts';
+
+/** In-process knobs for tests and embedding; production passes none. */
+export interface StartOverrides {
+  /** Lines go here instead of a new stdout logger (e.g. a silent one). */
+  readonly logger?: Logger;
+  /** An extra span exporter (e.g. `InMemorySpanExporter`) fed synchronously. */
+  readonly spanExporter?: SpanExporter;
+  /** Use an in-memory embedded store: nothing under `DATA_DIR`. @default false */
+  readonly inMemoryStore?: boolean;
+  /** The method registry to serve from. @default METHODS of `@ars/contracts` */
+  readonly methods?: readonly MethodDef[];
+}
+
+/** A started service. */
+export interface RunningService {
+  /** Graceful and idempotent: every call returns the same promise. */
+  stop(): Promise<void>;
+  readonly instanceId: string;
+  readonly served: ServedService;
+}
+
+/** The database name of a service: `ars_` + the name with `-` → `_`. */
+export function databaseName(service: string): string {
+  return `ars_${service.replaceAll('-', '_')}`;
+}
+
+interface Closer {
+  readonly name: string;
+  readonly close: () => Promise<void>;
+}
+
+/** Runs closers last-opened first; every one runs even when an earlier one fails. */
+async function closeAll(closers: readonly Closer[], logger: Logger | undefined): Promise<void> {
+  const failures: unknown[] = [];
+  for (const closer of [...closers].reverse()) {
+    try {
+      await closer.close();
+    } catch (error) {
+      failures.push(error);
+      logger?.error({ err: error, step: closer.name }, 'shutdown step failed');
+    }
+  }
+  if (failures.length > 0) throw new AggregateError(failures, 'service shutdown failed');
+}
+
+interface Connections {
+  readonly telemetry: Telemetry;
+  readonly logger: Logger;
+  readonly bus: Bus;
+  readonly store: Store;
+}
+
+/** Opens telemetry, bus (with infrastructure) and store, pushing a closer for each as it opens. */
+async function connect(
+  service: string,
+  instanceId: string,
+  config: Readonly<BaseServiceConfig>,
+  overrides: StartOverrides,
+  closers: Closer[],
+): Promise<Connections> {
+  const telemetry = initTelemetry({
+    serviceName: service,
+    ...(config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? {} : { otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT }),
+    ...(overrides.spanExporter === undefined ? {} : { exporter: overrides.spanExporter }),
+  });
+  closers.push({ name: 'telemetry', close: () => telemetry.shutdown() });
+  const base = overrides.logger ?? createLogger({ name: service, level: config.LOG_LEVEL });
+  const logger = base.child({ instance_id: instanceId });
+
+  const servers = config.NATS_URL.split(',').map((url) => url.trim());
+  const bus = await connectBus({ servers, name: instanceId, logger });
+  closers.push({ name: 'bus', close: () => bus.close() });
+  await ensureInfrastructure(bus);
+
+  const store = await openStore({
+    mongoUrl: config.MONGO_URL,
+    dataDir: join(config.DATA_DIR, service),
+    database: databaseName(service),
+    inMemory: overrides.inMemoryStore ?? false,
+  });
+  closers.push({ name: 'store', close: () => store.close() });
+  return { telemetry, logger, bus, store };
+}
+
+/**
+ * Serves every registry method `service` owns plus `_health`, with
+ * services-API metadata `{ method, implemented }` per endpoint and
+ * `{ instance_id, store_kind, build_version }` (plus the definition's own) per replica.
+ */
+async function serveMethods(
+  definition: ServiceDefinition,
+  instanceId: string,
+  implementation: ServiceImplementation,
+  connections: Connections,
+  methods: readonly MethodDef[],
+  startedAt: number,
+): Promise<ServedService> {
+  const { bus, store, logger } = connections;
+  const service = definition.name;
+  const table = buildMethodTable(service, methods, implementation.handlers);
+  const handlers: Record<string, RpcHandler> = {};
+  const endpointMetadata: Record<string, Record<string, string>> = {};
+  for (const endpoint of table) {
+    handlers[endpoint.method] = endpoint.handler;
+    endpointMetadata[endpoint.method] = { method: endpoint.method, implemented: String(endpoint.implemented) };
+  }
+  const version = definition.version;
+  handlers[HEALTH_METHOD] = createHealthHandler({ service, instanceId, version, bus, store, startedAt });
+  endpointMetadata[HEALTH_METHOD] = { method: HEALTH_METHOD, implemented: 'true' };
+
+  return serveService(bus, {
+    service,
+    version,
+    instanceId,
+    description: `Agent Run Service: ${service}`,
+    handlers,
+    endpointMetadata,
+    metadata: { ...implementation.metadata, instance_id: instanceId, store_kind: store.kind, build_version: version },
+    logger,
+  });
+}
+
+/**
+ * Boots a service in this process: telemetry → logger → bus →
+ * infrastructure → store → `build` → serving every registry method the
+ * service owns plus `_health`. Start failures close what was opened and
+ * rethrow. `stop()` stops serving (drains the subscriptions), runs the
+ * definition's stop, closes the store and the bus, shuts telemetry down.
+ */
+export async function startService<S extends z.ZodType<BaseServiceConfig>>(
+  definition: ServiceDefinition<S>,
+  config: Readonly<z.output<S>>,
+  overrides: StartOverrides = {},
+): Promise<RunningService> {
+  const startedAt = performance.now();
+  const service = definition.name;
+  const instanceId = config.INSTANCE_ID ?? `${service}-${randomUUID()}`;
+  const closers: Closer[] = [];
+  let logger: Logger | undefined;
+  try {
+    const connections = await connect(service, instanceId, config, overrides, closers);
+    logger = connections.logger;
+    const { bus, store, telemetry } = connections;
+    const implementation = await definition.build({
+      config,
+      bus,
+      store,
+      logger,
+      publisher: createEventPublisher(bus, { source: service, logger }),
+      rpc: createRpcClient(bus),
+      instanceId,
+      telemetry,
+    });
+    if (implementation.stop !== undefined) closers.push({ name: 'definition', close: implementation.stop });
+    const methods = overrides.methods ?? METHODS;
+    const served = await serveMethods(definition, instanceId, implementation, connections, methods, startedAt);
+    closers.push({ name: 'serve', close: () => served.stop() });
+
+    const log = logger;
+    let stopping: Promise<void> | undefined;
+    const stop = (): Promise<void> => {
+      stopping ??= (async () => {
+        log.info('service stopping');
+        await closeAll(closers, log);
+        log.info('service stopped');
+      })();
+      return stopping;
+    };
+    return { stop, instanceId, served };
+  } catch (error) {
+    await closeAll(closers, logger).catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * @ars/service-kit/testing: start a kit-defined service in the test's own
+ * process against a nats-server the test spawned, and call it over NATS.
+ * Test support only; production code never imports this entry.
+ */
+import type { z } from 'zod';
+import { isServiceError } from '@ars/contracts';
+import type { VerifiedIdentity } from '@ars/contracts';
+import { connectBus, createRpcClient } from '@ars/bus';
+import type { Bus, RpcClient } from '@ars/bus';
+import { createLogger } from '@ars/telemetry';
+import type { Logger } from '@ars/telemetry';
+import { loadConfig } from './config.ts';
+import type { BaseServiceConfig, Environment } from './config.ts';
+import type { ServiceDefinition } from './service-definition.ts';
+import { startService } from './start-service.ts';
+import type { RunningService, StartOverrides } from './start-service.ts';
+
+/** The identity tests call with unless they pass their own. */
+export const TEST_IDENTITY: VerifiedIdentity = Object.freeze({
+  tenant: 'test-tenant',
+  user: 'test-user',
+  session: 'test-session',
+  scopes: Object.freeze(['admin']),
+});
+
+/** Options of {@link startInProcess}. */
+export interface InProcessOptions {
+  /** The spawned server's URL. */
+  readonly natsUrl: string;
+  /** More variables for the service's config; `LOG_LEVEL` defaults to `silent`. */
+  readonly env?: Environment;
+  /** Lines go here; @default a logger at the config's `LOG_LEVEL`. */
+  readonly logger?: Logger;
+  /** @default true: an in-memory store, nothing written under `DATA_DIR`. */
+  readonly inMemoryStore?: boolean;
+  readonly overrides?: Omit<StartOverrides, 'logger' | 'inMemoryStore'>;
+}
+
+/** A service started in this process plus a client connection to call it. */
+export interface InProcessService {
+  readonly running: RunningService;
+  /** The client side's own connection (not the service's). */
+  readonly bus: Bus;
+  readonly rpc: RpcClient;
+  /** Calls one of this service's methods as {@link TEST_IDENTITY} unless told. */
+  call(method: string, body: unknown, identity?: VerifiedIdentity): Promise<unknown>;
+  /** Stops the service, then closes the client connection. */
+  stop(): Promise<void>;
+}
+
+/** Starts `definition` in-process with its config read from `options` (never `process.env`). */
+export async function startInProcess<S extends z.ZodType<BaseServiceConfig>>(
+  definition: ServiceDefinition<S>,
+  options: InProcessOptions,
+): Promise<InProcessService> {
+  const config = loadConfig(definition.config, { LOG_LEVEL: 'silent', ...options.env, NATS_URL: options.natsUrl });
+  const running = await startService(definition, config, {
+    ...options.overrides,
+    logger: options.logger ?? createLogger({ name: definition.name, level: config.LOG_LEVEL }),
+    inMemoryStore: options.inMemoryStore ?? true,
+  });
+  const bus = await connectBus({ servers: options.natsUrl, name: `${definition.name}-test-client` });
+  const rpc = createRpcClient(bus, { timeoutMs: 5000 });
+  return {
+    running,
+    bus,
+    rpc,
+    call: (method, body, identity = TEST_IDENTITY) => rpc.call(definition.name, method, identity, body),
+    stop: async () => {
+      try {
+        await running.stop();
+      } finally {
+        await bus.close();
+      }
+    },
+  };
+}
+
+/** A call's outcome as data: the result, or the error code and message. */
+export type CallOutcome =
+  | { readonly ok: true; readonly result: unknown }
+  | { readonly ok: false; readonly code: string; readonly message: string };
+
+/** Settles `call` into a {@link CallOutcome}; a non-ServiceError rejection is rethrown. */
+export async function outcomeOf(call: Promise<unknown>): Promise<CallOutcome> {
+  try {
+    return { ok: true, result: await call };
+  } catch (error) {
+    if (isServiceError(error)) return { ok: false, code: error.code, message: error.message };
+    throw error;
+  }
+}

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { BaseServiceConfig, ConfigError, defineServiceConfig, loadConfig } from '../src/config.ts';
+
+function problemsOf(run: () => unknown): Record<string, string> {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ConfigError) return Object.fromEntries(error.problems.map((p) => [p.variable, p.message]));
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies the defaults to a minimal environment', () => {
+    const config = loadConfig(BaseServiceConfig, { NATS_URL: 'nats://127.0.0.1:4222' });
+    expect(config).toEqual({ NATS_URL: 'nats://127.0.0.1:4222', DATA_DIR: '.data', LOG_LEVEL: 'info' });
+  });
+
+  it('returns a frozen config', () => {
+    const config = loadConfig(BaseServiceConfig, { NATS_URL: 'nats://127.0.0.1:4222' });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reads every base variable when all are valid', () => {
+    const config = loadConfig(BaseServiceConfig, {
+      NATS_URL: 'nats://a:4222,tls://b:4443',
+      DATA_DIR: '/var/lib/ars',
+      MONGO_URL: 'mongodb://db:27017',
+      LOG_LEVEL: 'debug',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318',
+      INSTANCE_ID: 'memory-1',
+    });
+    expect(config).toMatchObject({
+      DATA_DIR: '/var/lib/ars',
+      MONGO_URL: 'mongodb://db:27017',
+      LOG_LEVEL: 'debug',
+      INSTANCE_ID: 'memory-1',
+    });
+  });
+
+  it('ignores variables outside the schema', () => {
+    const config = loadConfig(BaseServiceConfig, { NATS_URL: 'nats://n:4222', HOME: '/root' });
+    expect(config).not.toHaveProperty('HOME');
+  });
+
+  it('treats an empty value as unset', () => {
+    const config = loadConfig(BaseServiceConfig, { NATS_URL: 'nats://n:4222', MONGO_URL: '', DATA_DIR: '' });
+    expect(config.MONGO_URL).toBeUndefined();
+    expect(config.DATA_DIR).toBe('.data');
+  });
+
+  it('names every bad variable in one error', () => {
+    const problems = problemsOf(() =>
+      loadConfig(BaseServiceConfig, {
+        MONGO_URL: 'http://db:27017',
+        LOG_LEVEL: 'loud',
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url',
+      }),
+    );
+    expect(Object.keys(problems).sort()).toEqual(['LOG_LEVEL', 'MONGO_URL', 'NATS_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT']);
+    expect(problems['NATS_URL']).toBe('is required');
+  });
+
+  it('lists each bad variable on its own line of the message', () => {
+    const run = () => loadConfig(BaseServiceConfig, { NATS_URL: 'http://n:4222', LOG_LEVEL: 'loud' });
+    expect(run).toThrowError(/invalid configuration:\n {2}NATS_URL: .*\n {2}LOG_LEVEL: /);
+  });
+
+  it.each(['http://n:4222', 'nats://a:4222,', 'nats://a:4222,http://b:80', 'localhost:4222'])(
+    'refuses NATS_URL %s',
+    (url) => {
+      expect(Object.keys(problemsOf(() => loadConfig(BaseServiceConfig, { NATS_URL: url })))).toEqual(['NATS_URL']);
+    },
+  );
+
+  it.each(['nats://a:4222', 'tls://a:4443', 'nats://a:4222, nats://b:4222'])('accepts NATS_URL %s', (url) => {
+    expect(loadConfig(BaseServiceConfig, { NATS_URL: url }).NATS_URL).toBe(url);
+  });
+
+  it('accepts a mongodb+srv URL', () => {
+    expect(
+      loadConfig(BaseServiceConfig, { NATS_URL: 'nats://n:4222', MONGO_URL: 'mongodb+srv://c.example' }).MONGO_URL,
+    ).toBe('mongodb+srv://c.example');
+  });
+
+  it('names a bad service-specific variable beside the base ones', () => {
+    const schema = defineServiceConfig({ WIDGETS: z.coerce.number().int().positive().default(8).describe('widgets') });
+    expect(loadConfig(schema, { NATS_URL: 'nats://n:4222' }).WIDGETS).toBe(8);
+    expect(Object.keys(problemsOf(() => loadConfig(schema, { WIDGETS: '-1' }))).sort()).toEqual([
+      'NATS_URL',
+      'WIDGETS',
+    ]);
+  });
+});

@@ -1,0 +1,4 @@
+import { runService } from '@ars/service-kit';
+import { agentRegistryService } from './service.ts';
+
+await runService(agentRegistryService);

@@ -1,0 +1,4 @@
+import { runService } from '@ars/service-kit';
+import { governanceService } from './service.ts';
+
+await runService(governanceService);

@@ -1,0 +1,4 @@
+import { runService } from '@ars/service-kit';
+import { runExecutorService } from './service.ts';
+
+await runService(runExecutorService);

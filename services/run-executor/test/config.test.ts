@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '@ars/service-kit';
+import { RunExecutorConfig } from '../src/config.ts';
+
+const NATS_URL = 'nats://127.0.0.1:4222';
+
+describe('RunExecutorConfig', () => {
+  it('runs 8 at once and binds agent "default" unless told', () => {
+    expect(loadConfig(RunExecutorConfig, { NATS_URL })).toMatchObject({
+      EXECUTOR_CONCURRENCY: 8,
+      DEFAULT_AGENT_ID: 'default',
+    });
+  });
+
+  it('reads EXECUTOR_CONCURRENCY as an integer', () => {
+    expect(loadConfig(RunExecutorConfig, { NATS_URL, EXECUTOR_CONCURRENCY: '3' }).EXECUTOR_CONCURRENCY).toBe(3);
+  });
+
+  it.each(['0', '-1', '2.5', 'many'])('names EXECUTOR_CONCURRENCY=%s as bad', (value) => {
+    expect(() => loadConfig(RunExecutorConfig, { NATS_URL, EXECUTOR_CONCURRENCY: value })).toThrowError(ConfigError);
+    expect(() => loadConfig(RunExecutorConfig, { NATS_URL, EXECUTOR_CONCURRENCY: value })).toThrowError(
+      /EXECUTOR_CONCURRENCY/,
+    );
+  });
+});
