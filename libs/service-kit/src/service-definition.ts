@@ -37,6 +37,13 @@ export interface ServiceImplementation {
    * stopped serving and before the store and bus close.
    */
   readonly stop?: () => Promise<void>;
+  /**
+   * Service-to-service endpoints outside the public registry, by name. Each
+   * name starts with `_` (like `_health`) and is served on
+   * `ars.rpc.<service>.<name>`; the gateway never routes to them. Callers use
+   * `rpc.call(service, name, identity, body)`.
+   */
+  readonly internalHandlers?: Readonly<Record<string, RpcHandler>>;
   /** Extra services-API metadata (string values), merged over the kit's own. */
   readonly metadata?: Readonly<Record<string, string>>;
 }

@@ -119,6 +119,13 @@ async function serveMethods(
     handlers[endpoint.method] = endpoint.handler;
     endpointMetadata[endpoint.method] = { method: endpoint.method, implemented: String(endpoint.implemented) };
   }
+  for (const [name, handler] of Object.entries(implementation.internalHandlers ?? {})) {
+    if (!/^_[a-z][a-z0-9_.]*$/.test(name) || name === HEALTH_METHOD) {
+      throw new Error(`${service}: internal endpoint "${name}" must start with "_" and must not be ${HEALTH_METHOD}`);
+    }
+    handlers[name] = handler;
+    endpointMetadata[name] = { method: name, implemented: 'true', internal: 'true' };
+  }
   const version = definition.version;
   handlers[HEALTH_METHOD] = createHealthHandler({ service, instanceId, version, bus, store, startedAt });
   endpointMetadata[HEALTH_METHOD] = { method: HEALTH_METHOD, implemented: 'true' };

@@ -1,0 +1,76 @@
+import { ConfigError, parseUpConfig, useColor } from '../config.ts';
+import type { UpConfig } from '../config.ts';
+import { EXIT } from '../io.ts';
+import type { Io } from '../io.ts';
+import { startSystem } from '../supervisor.ts';
+import type { RunningSystem } from '../supervisor.ts';
+
+/**
+ * `ars up`: starts the whole system and keeps it running until Ctrl-C or
+ * SIGTERM, then stops every child cleanly (exit 0). A second signal kills
+ * everything at once (exit 1). A crashed child is restarted with backoff.
+ */
+export async function upCommand(io: Io): Promise<number> {
+  let config: UpConfig;
+  try {
+    config = parseUpConfig(io.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    io.stderr(
+      `ars up: invalid environment:\n${error.problems.map((p) => `  ${p.variable}: ${p.message}`).join('\n')}\n`,
+    );
+    return EXIT.usage;
+  }
+
+  const controller = new AbortController();
+  const stopRequested = Promise.withResolvers<void>();
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals++;
+    if (signals > 1) {
+      io.stderr(`ars up: ${signal} again, killing everything\n`);
+      // The supervisor's exit hook SIGKILLs every child.
+      process.exit(EXIT.failure);
+    }
+    io.stderr(`ars up: ${signal}, stopping (again to force)\n`);
+    controller.abort();
+    stopRequested.resolve();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    let system: RunningSystem;
+    try {
+      system = await startSystem({
+        dataDir: config.DATA_DIR,
+        port: config.PORT,
+        host: config.HOST,
+        ...(config.NATS_URL === undefined ? {} : { natsUrl: config.NATS_URL }),
+        ...(config.MONGO_URL === undefined ? {} : { mongoUrl: config.MONGO_URL }),
+        restart: true,
+        color: useColor(io.env, io.isTty),
+        signal: controller.signal,
+      });
+    } catch (error) {
+      if (controller.signal.aborted) {
+        io.stderr('ars up: stopped\n');
+        return EXIT.ok;
+      }
+      io.stderr(`ars up: ${error instanceof Error ? error.message : String(error)}\n`);
+      return EXIT.failure;
+    }
+    if (system.token !== undefined) io.stdout(`SERVICE_DEV_TOKEN=${system.token}\n`);
+    io.stdout(`gateway listening on http://${formatHost(config.HOST)}:${system.port}\n`);
+    await stopRequested.promise;
+    await system.stop();
+    io.stderr('ars up: stopped\n');
+    return EXIT.ok;
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  }
+}
+
+function formatHost(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}

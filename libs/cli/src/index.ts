@@ -1,0 +1,16 @@
+/**
+ * @ars/cli: the `ars` command (dev supervisor, test runner, client commands)
+ * and the supervisor API that `ars up` and the e2e testkit share.
+ */
+export { startSystem, START_ORDER, DEV_TOKEN_PREFIX } from './supervisor.ts';
+export type { RunningSystem } from './supervisor.ts';
+export { RestartPolicy, SystemOptions, SystemOptionsError, parseSystemOptions } from './system-options.ts';
+export type { LogEntry, StartSystemOptions } from './system-options.ts';
+export { StartupError } from './readiness.ts';
+export { describeExit } from './service-process.ts';
+export type { ExitInfo } from './service-process.ts';
+export { formatChildLine, parsePinoLine } from './log-format.ts';
+export type { LogFormatOptions, ParsedLogLine } from './log-format.ts';
+export { ConfigError, UpConfig, parseUpConfig } from './config.ts';
+export { runCli } from './cli.ts';
+export type { Io } from './io.ts';

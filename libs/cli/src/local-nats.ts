@@ -1,0 +1,88 @@
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { startNatsServer } from '@ars/bus';
+import type { NatsServerHandle } from '@ars/bus';
+
+/** The file under DATA_DIR that remembers the port of the last local nats-server. */
+export const NATS_STATE_FILE = 'nats.json';
+
+/** The JetStream store of the local nats-server, under DATA_DIR. */
+export function natsStoreDir(dataDir: string): string {
+  return join(dataDir, 'nats');
+}
+
+/**
+ * Starts the system's own nats-server with its JetStream store under
+ * `<dataDir>/nats`, so a restart finds its streams again. It listens on the
+ * port it had last time when that port is still free, else on a free one;
+ * either way the port is recorded for the next start.
+ */
+export async function startLocalNats(dataDir: string): Promise<NatsServerHandle> {
+  const storeDir = natsStoreDir(dataDir);
+  await mkdir(storeDir, { recursive: true });
+  const previous = await readRecordedPort(dataDir);
+  const port = previous !== undefined && (await isPortFree(previous)) ? previous : undefined;
+  const handle = await startNatsServer(port === undefined ? { storeDir } : { storeDir, port });
+  await writeFile(join(dataDir, NATS_STATE_FILE), JSON.stringify({ port: handle.port }) + '\n');
+  return handle;
+}
+
+/** Starts the local nats-server again after a crash, on the same port and store, so that clients reconnect by themselves. */
+export function restartLocalNats(dataDir: string, port: number): Promise<NatsServerHandle> {
+  return startNatsServer({ storeDir: natsStoreDir(dataDir), port });
+}
+
+async function readRecordedPort(dataDir: string): Promise<number | undefined> {
+  try {
+    const state: unknown = JSON.parse(await readFile(join(dataDir, NATS_STATE_FILE), 'utf8'));
+    const port = (state as { port?: unknown } | null)?.port;
+    return typeof port === 'number' && Number.isInteger(port) && port > 0 && port < 65536 ? port : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when nothing listens on 127.0.0.1:port (nats-server binds there). */
+export function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** The lock file that keeps two systems from sharing one DATA_DIR. */
+export const LOCK_FILE = 'ars.pid';
+
+/**
+ * Takes DATA_DIR for this process: fails when another live process holds it
+ * (two systems must never share streams or stores); a stale lock is taken over.
+ */
+export async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
+  const file = join(dataDir, LOCK_FILE);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await writeFile(file, `${process.pid}\n`, { flag: 'wx' });
+      return () => rm(file, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number((await readFile(file, 'utf8').catch(() => '')).trim());
+      if (Number.isInteger(holder) && holder > 0 && isAlive(holder)) {
+        throw new Error(`DATA_DIR ${dataDir} is in use by another running system (pid ${holder})`);
+      }
+      await rm(file, { force: true });
+    }
+  }
+  throw new Error(`could not lock DATA_DIR ${dataDir}`);
+}
+
+/** True while a process with this id exists (a permission error still means it exists). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,369 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { connectBus, createRpcClient, findFreePort } from '@ars/bus';
+import type { Bus, NatsServerHandle, RpcClient } from '@ars/bus';
+import { SERVICE_NAMES } from '@ars/contracts';
+import type { ServiceName } from '@ars/contracts';
+import { formatChildLine, formatSupervisorLine } from './log-format.ts';
+import type { LogFormatOptions } from './log-format.ts';
+import { lockDataDir, startLocalNats } from './local-nats.ts';
+import { keepLocalNats } from './nats-keeper.ts';
+import type { NatsKeeper } from './nats-keeper.ts';
+import { abortError, pollUntil, waitForHealth, waitForReadyz } from './readiness.ts';
+import type { WaitBudget } from './readiness.ts';
+import { describeExit, spawnServiceProcess } from './service-process.ts';
+import type { ExitInfo, ServiceProcess } from './service-process.ts';
+import { parseSystemOptions, restartPolicy } from './system-options.ts';
+import type { LogEntry, RestartPolicy, StartSystemOptions, SystemOptions } from './system-options.ts';
+
+/** The line the dev-mode gateway prints at boot. */
+export const DEV_TOKEN_PREFIX = 'SERVICE_DEV_TOKEN=';
+
+/** Start order: the six services, then the gateway last. */
+export const START_ORDER: readonly ServiceName[] = [...SERVICE_NAMES.filter((name) => name !== 'gateway'), 'gateway'];
+
+/** A running system: every service as its own process, plus its NATS. */
+export interface RunningSystem {
+  /** Where clients reach the gateway (`http://127.0.0.1:<port>`). */
+  readonly baseUrl: string;
+  /** The gateway's dev token (`SERVICE_DEV_TOKEN`); undefined in production auth mode. It changes when the gateway restarts. */
+  readonly token: string | undefined;
+  readonly natsUrl: string;
+  /** The gateway's port (the chosen one when 0 was asked). */
+  readonly port: number;
+  readonly dataDir: string;
+  /** The children's process ids by name (`nats-server` when spawned), for diagnostics and tests. */
+  processes(): { readonly name: string; readonly pid: number }[];
+  /** SIGTERMs the gateway, then the services, then nats-server, waiting for each (SIGKILL after the grace). Idempotent. */
+  stop(): Promise<void>;
+  /** Stops one child with `signal` (default SIGTERM) and resolves with its exit; no restart follows. */
+  killService(name: ServiceName, signal?: NodeJS.Signals): Promise<ExitInfo>;
+  /** Starts one child again (after killService) and resolves when it answers. */
+  startServiceProcess(name: ServiceName): Promise<void>;
+}
+
+/** How long the supervisor tries to reach NATS before it starts anything. */
+const NATS_CONNECT_TIMEOUT_MS = 15_000;
+
+const DEFAULT_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/**
+ * Starts the whole system: its own nats-server unless `natsUrl` is given,
+ * every service as a process (the gateway last), and resolves once each one
+ * answers `_health` over NATS and the gateway answers `GET /readyz`.
+ * A failed start stops whatever it started and rejects naming the service.
+ */
+export async function startSystem(input: StartSystemOptions): Promise<RunningSystem> {
+  const options = parseSystemOptions(input);
+  const dataDir = resolve(options.dataDir);
+  await mkdir(dataDir, { recursive: true });
+  const unlock = await lockDataDir(dataDir);
+  let nats: NatsServerHandle | undefined;
+  try {
+    if (options.natsUrl === undefined) nats = await startLocalNats(dataDir);
+    const port = options.port === 0 ? await findFreePort() : options.port;
+    const supervisor = new Supervisor(options, { dataDir, port, nats, unlock, onLog: input.onLog });
+    await supervisor.start(input.signal);
+    return supervisor.handle();
+  } catch (error) {
+    await nats?.stop();
+    await unlock();
+    throw error;
+  }
+}
+
+interface SupervisorContext {
+  readonly dataDir: string;
+  readonly port: number;
+  readonly nats: NatsServerHandle | undefined;
+  readonly unlock: () => Promise<void>;
+  readonly onLog: ((entry: LogEntry) => void) | undefined;
+}
+
+class Supervisor {
+  private readonly options: SystemOptions;
+  private readonly context: SupervisorContext;
+  private readonly natsUrl: string;
+  private readonly baseUrl: string;
+  private readonly format: LogFormatOptions;
+  private readonly restart: RestartPolicy | undefined;
+  private readonly procs = new Map<ServiceName, ServiceProcess>();
+  private readonly expectedExits = new WeakSet<ServiceProcess>();
+  private readonly crashCounts = new Map<ServiceName, number>();
+  private readonly restartTimers = new Map<ServiceName, NodeJS.Timeout>();
+  private readonly stopController = new AbortController();
+  private readonly nats: NatsKeeper | undefined;
+  private token: string | undefined;
+  private tokenWaiter = Promise.withResolvers<string>();
+  private running = false;
+  private stopping: Promise<void> | undefined;
+  private bus: Promise<Bus> | undefined;
+  private rpc: RpcClient | undefined;
+  private readonly killOnExit = (): void => {
+    for (const proc of this.procs.values()) proc.signal('SIGKILL');
+  };
+
+  constructor(options: SystemOptions, context: SupervisorContext) {
+    this.options = options;
+    this.context = context;
+    this.natsUrl = options.natsUrl ?? context.nats?.url ?? '';
+    this.baseUrl = `http://${connectableHost(options.host)}:${context.port}`;
+    this.format = {
+      color: options.color ?? process.stdout.isTTY === true,
+      prefixWidth: Math.max(...START_ORDER.map((n) => n.length)),
+    };
+    this.restart = restartPolicy(options.restart);
+    this.nats =
+      context.nats && keepLocalNats(context.nats, context.dataDir, (level, message) => this.log(level, message));
+    // A supervisor that dies must not leave its children behind.
+    process.on('exit', this.killOnExit);
+  }
+
+  async start(signal: AbortSignal | undefined): Promise<void> {
+    const startup = new AbortController();
+    const onAbort = (): void => startup.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) startup.abort();
+    try {
+      const budget = this.budget(startup.signal);
+      await this.connectToNats(budget);
+      for (const name of START_ORDER) this.spawn(name);
+      await Promise.all(
+        START_ORDER.map((name) =>
+          this.waitReady(name, this.procs.get(name) as ServiceProcess, budget).catch((error: unknown) => {
+            startup.abort();
+            throw error;
+          }),
+        ),
+      );
+      if (signal?.aborted) throw abortError('the gateway');
+      this.running = true;
+      if (this.restart) this.nats?.watch(this.restart);
+    } catch (error) {
+      await this.stop();
+      throw error;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  handle(): RunningSystem {
+    const currentToken = (): string | undefined => this.token;
+    return {
+      baseUrl: this.baseUrl,
+      get token() {
+        return currentToken();
+      },
+      natsUrl: this.natsUrl,
+      port: this.context.port,
+      dataDir: this.context.dataDir,
+      processes: () => this.processes(),
+      stop: () => this.stop(),
+      killService: (name, signal) => this.killService(name, signal),
+      startServiceProcess: (name) => this.startServiceProcess(name),
+    };
+  }
+
+  private processes(): { name: string; pid: number }[] {
+    const list = [...this.procs.values()].flatMap((proc) =>
+      proc.pid === undefined ? [] : [{ name: proc.name, pid: proc.pid }],
+    );
+    const nats = this.nats?.current();
+    return nats && !this.stopping ? [...list, { name: 'nats-server', pid: nats.pid }] : list;
+  }
+
+  private budget(signal: AbortSignal): WaitBudget {
+    const timeoutMs = this.options.readyTimeoutMs;
+    return {
+      deadline: Date.now() + timeoutMs,
+      timeoutMs,
+      signal: AbortSignal.any([signal, this.stopController.signal]),
+    };
+  }
+
+  private spawn(name: ServiceName): ServiceProcess {
+    if (name === 'gateway') this.tokenWaiter = Promise.withResolvers<string>();
+    const proc = spawnServiceProcess({
+      name,
+      command: process.execPath,
+      args: [join('services', name, 'src', 'main.ts')],
+      cwd: this.options.rootDir ?? DEFAULT_ROOT,
+      env: this.childEnv(name),
+      onLine: (stream, line) => this.onChildLine(name, stream, line),
+    });
+    this.procs.set(name, proc);
+    void proc.exited.then((info) => this.onChildExit(name, proc, info));
+    return proc;
+  }
+
+  private childEnv(name: ServiceName): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...this.options.env,
+      NATS_URL: this.natsUrl,
+      DATA_DIR: this.context.dataDir,
+      INSTANCE_ID: `${name}-${randomUUID().slice(0, 8)}`,
+    };
+    // Only the given MongoDB: an inherited one would mix this system's data with another's.
+    if (this.options.mongoUrl === undefined) delete env['MONGO_URL'];
+    else env['MONGO_URL'] = this.options.mongoUrl;
+    if (this.options.logLevel !== undefined) env['LOG_LEVEL'] = this.options.logLevel;
+    if (name === 'gateway') {
+      env['PORT'] = String(this.context.port);
+      env['HOST'] = this.options.host;
+    }
+    return env;
+  }
+
+  private onChildLine(name: ServiceName, stream: 'stdout' | 'stderr', line: string): void {
+    if (name === 'gateway' && stream === 'stdout' && line.startsWith(DEV_TOKEN_PREFIX)) {
+      this.token = line.slice(DEV_TOKEN_PREFIX.length).trim();
+      this.tokenWaiter.resolve(this.token);
+      // At startup the caller prints the token itself; after a restart the new one is worth showing.
+      if (!this.running) return;
+    }
+    this.emit({ source: name, stream, raw: line, text: formatChildLine(name, line, this.format) });
+  }
+
+  private log(level: 'info' | 'warn' | 'error', message: string): void {
+    const stream = level === 'info' ? 'stdout' : 'stderr';
+    this.emit({ source: 'ars', stream, raw: message, text: formatSupervisorLine(message, level, this.format) });
+  }
+
+  private emit(entry: LogEntry): void {
+    if (this.context.onLog) return this.context.onLog(entry);
+    (entry.stream === 'stdout' ? process.stdout : process.stderr).write(entry.text + '\n');
+  }
+
+  private async rpcClient(): Promise<RpcClient> {
+    this.bus ??= connectBus({ servers: this.natsUrl, name: 'ars-supervisor' });
+    const bus = await this.bus.catch((error: unknown) => {
+      this.bus = undefined;
+      throw error;
+    });
+    this.rpc ??= createRpcClient(bus);
+    return this.rpc;
+  }
+
+  /** The supervisor's own connection comes first: an unreachable NATS is named as such, not as a service failure. */
+  private async connectToNats(budget: WaitBudget): Promise<void> {
+    const deadline = Math.min(budget.deadline, Date.now() + NATS_CONNECT_TIMEOUT_MS);
+    for (;;) {
+      try {
+        await this.rpcClient();
+        return;
+      } catch (error) {
+        if (budget.signal.aborted) throw abortError('NATS');
+        if (Date.now() >= deadline)
+          throw new Error(`cannot reach NATS at ${this.natsUrl}: ${(error as Error).message}`);
+        await sleep(200);
+      }
+    }
+  }
+
+  private async waitReady(name: ServiceName, proc: ServiceProcess, budget: WaitBudget): Promise<void> {
+    const rpc = await pollUntil(proc, `connect to NATS at ${this.natsUrl}`, budget, () =>
+      this.rpcClient().catch(() => undefined),
+    );
+    await waitForHealth(rpc, proc, budget);
+    if (name !== 'gateway') return;
+    await waitForReadyz(this.baseUrl, proc, budget);
+    if (this.childEnv(name)['ARS_AUTH_MODE'] === 'production') return;
+    const waiter = this.tokenWaiter.promise;
+    let seen = false;
+    void waiter.then(() => (seen = true));
+    await pollUntil(proc, `print ${DEV_TOKEN_PREFIX}<token> on stdout`, budget, async () => (seen ? true : undefined));
+  }
+
+  private onChildExit(name: ServiceName, proc: ServiceProcess, info: ExitInfo): void {
+    if (this.procs.get(name) === proc) this.procs.delete(name);
+    if (this.expectedExits.has(proc) || this.stopping || !this.running) return;
+    const policy = this.restart;
+    if (!policy) return this.log('error', `${name} ${describeExit(info)}`);
+    const lived = Date.now() - proc.startedAt;
+    const crashes = (lived >= policy.stableAfterMs ? 0 : (this.crashCounts.get(name) ?? 0)) + 1;
+    this.crashCounts.set(name, crashes);
+    if (crashes > policy.maxConsecutiveCrashes) {
+      return this.log(
+        'error',
+        `${name} ${describeExit(info)}; it crashed ${crashes} times in a row, not restarting it`,
+      );
+    }
+    const delayMs = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** (crashes - 1));
+    this.log(
+      'warn',
+      `${name} ${describeExit(info)}; restarting in ${delayMs / 1000}s (${crashes}/${policy.maxConsecutiveCrashes})`,
+    );
+    const timer = setTimeout(() => {
+      this.restartTimers.delete(name);
+      if (this.stopping) return;
+      const next = this.spawn(name);
+      this.waitReady(name, next, this.budget(new AbortController().signal)).then(
+        () => this.log('info', `${name} restarted and answers again`),
+        (error: unknown) => this.log('warn', `${name} restarted but is not ready: ${(error as Error).message}`),
+      );
+    }, delayMs);
+    this.restartTimers.set(name, timer);
+  }
+
+  private async killService(name: ServiceName, signal: NodeJS.Signals = 'SIGTERM'): Promise<ExitInfo> {
+    this.cancelRestart(name);
+    const proc = this.procs.get(name);
+    if (!proc) throw new Error(`${name} is not running`);
+    this.expectedExits.add(proc);
+    if (signal === 'SIGKILL') {
+      proc.signal('SIGKILL');
+      return proc.exited;
+    }
+    return proc.terminate(signal, this.options.stopGraceMs);
+  }
+
+  private async startServiceProcess(name: ServiceName): Promise<void> {
+    if (this.stopping) throw new Error('the system is stopping');
+    if (this.procs.has(name)) throw new Error(`${name} is already running`);
+    this.cancelRestart(name);
+    const proc = this.spawn(name);
+    try {
+      await this.waitReady(name, proc, this.budget(new AbortController().signal));
+    } catch (error) {
+      this.expectedExits.add(proc);
+      await proc.terminate('SIGTERM', this.options.stopGraceMs);
+      throw error;
+    }
+  }
+
+  private cancelRestart(name: ServiceName): void {
+    const timer = this.restartTimers.get(name);
+    if (timer) clearTimeout(timer);
+    this.restartTimers.delete(name);
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.stopController.abort();
+    for (const name of [...this.restartTimers.keys()]) this.cancelRestart(name);
+    const grace = this.options.stopGraceMs;
+    const gateway = this.procs.get('gateway');
+    if (gateway) await gateway.terminate('SIGTERM', grace);
+    await Promise.all([...this.procs.values()].map((proc) => proc.terminate('SIGTERM', grace)));
+    const bus = await this.bus?.catch(() => undefined);
+    await bus?.close().catch(() => undefined);
+    await this.nats?.stop();
+    await this.context.unlock();
+    process.removeListener('exit', this.killOnExit);
+  }
+}
+
+/** A wildcard listen address is reached through loopback. */
+function connectableHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::' || host === '[::]') return '[::1]';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}

@@ -1,0 +1,128 @@
+import { z } from 'zod';
+
+const NATS_URL = /^(nats|tls):\/\/\S+$/;
+
+function isNatsUrlList(value: string): boolean {
+  return value
+    .split(',')
+    .map((part) => part.trim())
+    .every((part) => NATS_URL.test(part) && URL.canParse(part));
+}
+
+function isMongoUrl(value: string): boolean {
+  return /^mongodb(\+srv)?:\/\/\S+$/.test(value) && URL.canParse(value);
+}
+
+/** The log levels the services accept in `LOG_LEVEL`. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** When and how often a crashed child is started again. */
+export const RestartPolicy = z.object({
+  initialDelayMs: z
+    .number()
+    .int()
+    .positive()
+    .default(1_000)
+    .describe('Delay before the first restart, in ms. Default 1000.'),
+  maxDelayMs: z.number().int().positive().default(30_000).describe('Cap of the doubling delay, in ms. Default 30000.'),
+  maxConsecutiveCrashes: z
+    .number()
+    .int()
+    .positive()
+    .default(5)
+    .describe('Crashes in a row after which the child is left down (no crash loop). Default 5.'),
+  stableAfterMs: z
+    .number()
+    .int()
+    .positive()
+    .default(30_000)
+    .describe('A child that ran this long before crashing starts a fresh count. Default 30000.'),
+});
+export type RestartPolicy = z.infer<typeof RestartPolicy>;
+
+/** The data members of {@link StartSystemOptions}, validated by `startSystem`. */
+export const SystemOptions = z.object({
+  dataDir: z
+    .string()
+    .min(1)
+    .describe("Root of the system's data: stores, the local nats-server's JetStream, the lock."),
+  port: z.number().int().min(0).max(65535).describe('Gateway port; 0 picks a free one.'),
+  host: z.string().min(1).default('127.0.0.1').describe('Gateway listen address. Default 127.0.0.1.'),
+  natsUrl: z
+    .string()
+    .refine(isNatsUrlList, 'must be a comma-separated list of nats:// or tls:// URLs')
+    .optional()
+    .describe('Use this NATS; unset spawns a nats-server with its store under dataDir.'),
+  mongoUrl: z
+    .string()
+    .refine(isMongoUrl, 'must be a mongodb:// or mongodb+srv:// URL')
+    .optional()
+    .describe('MongoDB for every service; unset uses the embedded store under dataDir.'),
+  logLevel: z.enum(LOG_LEVELS).optional().describe('LOG_LEVEL of every child; unset inherits.'),
+  env: z.record(z.string(), z.string()).optional().describe('Extra environment of every child.'),
+  rootDir: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Repository root the services are started from. Default: this checkout.'),
+  readyTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(60_000)
+    .describe('Longest wait for every service to answer. Default 60000.'),
+  stopGraceMs: z
+    .number()
+    .int()
+    .positive()
+    .default(10_000)
+    .describe('SIGTERM to SIGKILL grace per child, in ms. Default 10000.'),
+  restart: z
+    .union([z.boolean(), RestartPolicy.partial()])
+    .default(false)
+    .describe('Restart crashed children with backoff (`ars up`); false for tests. Default false.'),
+  color: z.boolean().optional().describe('ANSI colors in log lines. Default: when stdout is a terminal.'),
+});
+export type SystemOptions = z.output<typeof SystemOptions>;
+
+/** A log line the supervisor emits, already formatted. */
+export interface LogEntry {
+  /** The child's name, or `ars` for the supervisor's own lines. */
+  readonly source: string;
+  readonly stream: 'stdout' | 'stderr';
+  /** The formatted, prefixed line (may hold several lines for a stack). */
+  readonly text: string;
+  /** The line as the child wrote it. */
+  readonly raw: string;
+}
+
+/** Options of `startSystem`. */
+export type StartSystemOptions = z.input<typeof SystemOptions> & {
+  /** Receives every log line. @default stdout lines to stdout, stderr lines to stderr */
+  readonly onLog?: (entry: LogEntry) => void;
+  /** Aborts the startup: everything started so far is stopped and the call rejects. */
+  readonly signal?: AbortSignal;
+};
+
+/** Options that failed validation; the message names each bad option. */
+export class SystemOptionsError extends Error {
+  constructor(issues: readonly z.core.$ZodIssue[]) {
+    super(
+      `invalid startSystem options: ${issues.map((i) => `${i.path.join('.') || '(options)'}: ${i.message}`).join('; ')}`,
+    );
+    this.name = 'SystemOptionsError';
+  }
+}
+
+/** Validates and defaults the data members; throws SystemOptionsError. */
+export function parseSystemOptions(input: z.input<typeof SystemOptions>): SystemOptions {
+  const result = SystemOptions.safeParse(input);
+  if (!result.success) throw new SystemOptionsError(result.error.issues);
+  return result.data;
+}
+
+/** The restart policy in force, or undefined when restarts are off. */
+export function restartPolicy(option: SystemOptions['restart']): RestartPolicy | undefined {
+  if (option === false) return undefined;
+  return RestartPolicy.parse(option === true ? {} : option);
+}

@@ -1,0 +1,19 @@
+/** The usage text of `ars help`. */
+export const USAGE = `Usage: ars <command> [arguments]
+
+Commands:
+  up                     start the whole system (nats-server unless NATS_URL, every service, the gateway)
+  test [vitest args]     type-check, lint, then every test project (extra arguments go to vitest)
+  token [json]           mint a dev token; json may set tenant, user, session, scopes
+  call <method> [json]   call a registry method and print its answer (--session <id>)
+  events                 print the event stream, one JSON frame per line, until Ctrl-C
+                         (--run <id>, --type <type> (repeatable), --admin, --from <seq>,
+                          --session <id>, --control to include stream control events)
+  info                   print runtime.info
+  help                   print this text
+
+Environment of up:
+  PORT (8080), HOST (127.0.0.1), DATA_DIR (.data), NATS_URL, MONGO_URL
+Environment of token, call, events, info:
+  ARS_URL (http://127.0.0.1:8080), ARS_TOKEN (default: a dev bootstrap token)
+`;

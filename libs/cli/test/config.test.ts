@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseUpConfig, useColor } from '../src/config.ts';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    parseUpConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems.map((p) => p.variable);
+    throw error;
+  }
+  return [];
+}
+
+describe('parseUpConfig', () => {
+  it('applies the defaults to an empty environment', () => {
+    expect(parseUpConfig({})).toEqual({ PORT: 8080, HOST: '127.0.0.1', DATA_DIR: '.data' });
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(parseUpConfig({ PORT: '', NATS_URL: '' })).toEqual({ PORT: 8080, HOST: '127.0.0.1', DATA_DIR: '.data' });
+  });
+
+  it('accepts every valid variable', () => {
+    const env = {
+      PORT: '0',
+      HOST: '0.0.0.0',
+      DATA_DIR: '/tmp/x',
+      NATS_URL: 'nats://a:4222,nats://b:4222',
+      MONGO_URL: 'mongodb://m:27017',
+    };
+    expect(parseUpConfig(env)).toEqual({ ...env, PORT: 0 });
+  });
+
+  it.each(['abc', '-1', '65536', '80.5', '8080x'])('names PORT when it is %j', (port) => {
+    expect(problemsOf({ PORT: port })).toEqual(['PORT']);
+  });
+
+  it('names NATS_URL and MONGO_URL when they are not URLs of their kind', () => {
+    expect(problemsOf({ NATS_URL: 'http://x:4222', MONGO_URL: 'localhost' })).toEqual(['NATS_URL', 'MONGO_URL']);
+  });
+
+  it('quotes the bad value in the message', () => {
+    expect(() => parseUpConfig({ PORT: 'abc' })).toThrow(/PORT: must be an integer between 0 and 65535 \(got "abc"\)/);
+  });
+});
+
+describe('useColor', () => {
+  it('colors a terminal unless NO_COLOR is set', () => {
+    expect(useColor({}, true)).toBe(true);
+    expect(useColor({ NO_COLOR: '1' }, true)).toBe(false);
+  });
+
+  it('colors a pipe only with FORCE_COLOR', () => {
+    expect(useColor({}, false)).toBe(false);
+    expect(useColor({ FORCE_COLOR: '1' }, false)).toBe(true);
+    expect(useColor({ FORCE_COLOR: '0' }, true)).toBe(false);
+  });
+});

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { SystemOptionsError, parseSystemOptions, restartPolicy } from '../src/system-options.ts';
+
+describe('parseSystemOptions', () => {
+  it('defaults host, timeouts and restart', () => {
+    expect(parseSystemOptions({ dataDir: '/tmp/d', port: 0 })).toMatchObject({
+      host: '127.0.0.1',
+      readyTimeoutMs: 60_000,
+      stopGraceMs: 10_000,
+      restart: false,
+    });
+  });
+
+  it.each([
+    [{ dataDir: '', port: 0 }, 'dataDir'],
+    [{ dataDir: '/d', port: 70_000 }, 'port'],
+    [{ dataDir: '/d', port: 1.5 }, 'port'],
+    [{ dataDir: '/d', port: 0, natsUrl: 'localhost:4222' }, 'natsUrl'],
+    [{ dataDir: '/d', port: 0, mongoUrl: 'http://m' }, 'mongoUrl'],
+  ])('names the bad option in %j', (input, option) => {
+    expect(() => parseSystemOptions(input)).toThrow(SystemOptionsError);
+    expect(() => parseSystemOptions(input)).toThrow(new RegExp(`${option}: `));
+  });
+});
+
+describe('restartPolicy', () => {
+  it('is off by default and fills in the defaults when on', () => {
+    expect(restartPolicy(false)).toBeUndefined();
+    expect(restartPolicy(true)).toEqual({
+      initialDelayMs: 1_000,
+      maxDelayMs: 30_000,
+      maxConsecutiveCrashes: 5,
+      stableAfterMs: 30_000,
+    });
+    expect(restartPolicy({ maxConsecutiveCrashes: 2 })?.maxConsecutiveCrashes).toBe(2);
+  });
+});

@@ -1,0 +1,13 @@
+/**
+ * @ars/testkit: what integration and e2e tests share. A nats-server per
+ * suite on a free port, a whole system per e2e suite as separate processes,
+ * unique identities, dev tokens, and waiting for events without sleeps.
+ */
+export { startTestNats, startTestNatsCluster } from './nats.ts';
+export type { TestNats, TestNatsCluster } from './nats.ts';
+export { startTestSystem } from './system.ts';
+export type { TestSystem, TestSystemOptions } from './system.ts';
+export { mintToken, uniqueIdentity } from './identity.ts';
+export type { MintTokenRequest, TestIdentity } from './identity.ts';
+export { collectEvents, waitFor } from './wait.ts';
+export type { CollectOptions, WaitForOptions } from './wait.ts';
