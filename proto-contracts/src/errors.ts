@@ -82,7 +82,9 @@ export class ServiceError extends Error {
 
 /** True for a ServiceError from any copy of this package. */
 export function isServiceError(value: unknown): value is ServiceError {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[SERVICE_ERROR_BRAND] === true;
+  return (
+    typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[SERVICE_ERROR_BRAND] === true
+  );
 }
 
 /** True when `code` is in the catalogue. */

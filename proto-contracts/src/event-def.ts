@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 
 /**
  * Payload classes: `safe` payloads are delivered verbatim; `redacted` payloads
@@ -25,6 +25,23 @@ export interface EventDef<P extends z.ZodType = z.ZodType> {
 export function defineEvent<P extends z.ZodType>(def: EventDef<P>): EventDef<P> {
   return def;
 }
+
+/**
+ * The SSE frame as a zod schema (a record: clients ignore unknown members).
+ * `payload` is the event type's payload; validate it with `getEvent(type)`.
+ */
+export const EventFrame = z
+  .looseObject({
+    type: z.string().describe('the event type'),
+    sequence: z.int().nonnegative().describe('JetStream stream sequence; also the SSE id and the Last-Event-ID cursor'),
+    occurred_at: z.iso.datetime({ offset: true }).describe('RFC 3339 timestamp'),
+    tenant: z.string(),
+    user: z.string(),
+    session: z.string(),
+    run: z.string().describe('the task id; empty when the event belongs to no run'),
+    payload: z.record(z.string(), z.unknown()),
+  })
+  .describe('EventFrame');
 
 /**
  * One SSE frame's `data:` object. `sequence` is the JetStream stream sequence,

@@ -13,5 +13,374 @@ export { IdentityScope, IdentityQuad, IdentityTriple, SCOPES, STEERING_TIERS } f
 export type { Scope, SteeringTier, VerifiedIdentity } from './identity.ts';
 export { SERVICE_NAMES, defineMethod } from './method-def.ts';
 export type { ServiceName, AuthClass, CrossingClaim, IdentityCrossing, RouteSurface, MethodDef } from './method-def.ts';
-export { defineEvent } from './event-def.ts';
-export type { EventClass, EventDef, EventFrame } from './event-def.ts';
+export { defineEvent, EventFrame } from './event-def.ts';
+export type { EventClass, EventDef } from './event-def.ts';
+
+// Shared schema pieces.
+export {
+  Timestamp,
+  JsonObject,
+  ProtocolVersion,
+  PAGE_LIMITS,
+  PageLimit,
+  Cursor,
+  Sequence,
+  Id,
+} from './schemas/common.ts';
+export {
+  TASK_STATUSES,
+  TaskStatus,
+  TERMINAL_TASK_STATUSES,
+  Disposition,
+  InputArtifact,
+  StatusCounts,
+  Task,
+  SessionRef,
+  TaskRef,
+  StepCost,
+  CostTotal,
+  TrajectoryRef,
+  TaskListFilter,
+  PausedRun,
+  PauseListFilter,
+} from './schemas/task.ts';
+export {
+  SESSION_STATUSES,
+  SessionStatus,
+  TitleSource,
+  Session,
+  SessionsListFilter,
+  StateRecordKind,
+  StateRecord,
+  StateHistoryFilter,
+} from './schemas/session.ts';
+export { ArtifactMetadata, MimeType, Checksum, ArtifactsListFilter } from './schemas/artifact.ts';
+export { EventsFilter, EventBucket } from './schemas/event.ts';
+export { SEARCH_KINDS, SearchKind, SearchFilter, SearchHit } from './schemas/search.ts';
+export {
+  CAPABILITIES,
+  RuntimeInfo,
+  HealthStatus,
+  RuntimeHealth,
+  EndpointCounters,
+  RuntimeCounters,
+  DriverInfo,
+  RuntimeDrivers,
+  MetricsSnapshot,
+  ServiceInstance,
+  TopologyProjection,
+} from './schemas/runtime.ts';
+export type { Capability } from './schemas/runtime.ts';
+export {
+  ReasoningEffort,
+  Temperature,
+  LlmOverrides,
+  LlmOverridesView,
+  RunOverrides,
+  RunOverridesView,
+  BudgetPeriod,
+  Budget,
+  RateLimit,
+  GovernanceTier,
+  BudgetUsage,
+  LlmProviderPosture,
+  TargetTenant,
+} from './schemas/governance.ts';
+export {
+  MEMORY_TIERS,
+  MemoryTier,
+  MemoryKey,
+  MemoryItem,
+  MemoryListFilter,
+  MemoryHealth,
+  StrategyTraceEntry,
+} from './schemas/memory.ts';
+export {
+  SIDE_EFFECT_CLASSES,
+  SideEffectClass,
+  ApprovalPolicy,
+  Tool,
+  ToolManifest,
+  ToolContentStatsEntry,
+  ToolMetricsEntry,
+} from './schemas/tool.ts';
+export { Flow, FlowRun, FlowMetricsEntry } from './schemas/flow.ts';
+export { AGENT_COMMANDS, AgentCommand, Agent, AgentPermission } from './schemas/agent.ts';
+export { McpTransport, McpServer, McpBinding } from './schemas/mcp.ts';
+export {
+  AgentId,
+  PromptLayer,
+  SystemBlock,
+  LLM_PROVIDER_KINDS,
+  LlmProviderConfig,
+  LlmParams,
+  ToolExposure,
+  McpConnection,
+  OAuthProviderConfig,
+  OAuthMcpCapability,
+  AgentConfigContent,
+  AgentConfigRevision,
+  AgentConfigRevisionSummary,
+  ConfigChange,
+  SkillName,
+  Skill,
+  SkillView,
+} from './schemas/agent-config.ts';
+
+// The method registry and its request and response schemas.
+export { METHODS, getMethod, findRoute, methodsOfService } from './methods/index.ts';
+export { CONTROL_ROUTE_PREFIX, controlRoute, familyRoute } from './methods/routing.ts';
+export {
+  StartRequest,
+  StartResponse,
+  STEERING_CONTROLS,
+  STEERING_MINIMUMS,
+  CONTROL_PAYLOADS,
+  CONTROL_PAYLOAD_REQUIRED,
+  ControlIdentity,
+  ControlRequest,
+  controlRequestFor,
+  ControlResponse,
+} from './methods/start-steering.ts';
+export type { SteeringControl } from './methods/start-steering.ts';
+export {
+  TaskGetRequest,
+  TaskDetail,
+  TaskListRequest,
+  TaskListResponse,
+  PauseListRequest,
+  PauseListResponse,
+} from './methods/tasks.ts';
+export {
+  EVENTS_SUBSCRIBE_ROUTE,
+  EVENTS_SUBSCRIBE_INPUTS,
+  EventsSubscribeRequest,
+  EventsListRequest,
+  EventsListResponse,
+  EVENT_BUCKET_SECONDS,
+  EventAggregateRequest,
+  EventAggregateResponse,
+} from './methods/events.ts';
+export {
+  SessionsDeleteRequest,
+  SessionsDeleteResponse,
+  SessionsInspectRequest,
+  SessionsInspectResponse,
+  SessionsListRequest,
+  SessionsListResponse,
+  SESSION_TITLE_MAX,
+  SessionsSetTitleRequest,
+  SessionsSetTitleResponse,
+} from './methods/sessions.ts';
+export { SearchRequest, SearchResponse } from './methods/search.ts';
+export { RuntimeInfoRequest, GovernancePostureResponse, LLMPostureResponse } from './methods/posture.ts';
+export { TopologySnapshotRequest } from './methods/topology.ts';
+export {
+  ARTIFACT_REF_TTL_SECONDS,
+  ArtifactsPutRequest,
+  ArtifactsPutResponse,
+  ArtifactsGetRequest,
+  ArtifactsGetResponse,
+  ArtifactsGetRefRequest,
+  ArtifactsGetRefResponse,
+  ArtifactsListRequest,
+  ArtifactsListResponse,
+  ArtifactsDeleteRequest,
+  ArtifactsDeleteResponse,
+} from './methods/artifacts.ts';
+export {
+  MemoryPutRequest,
+  MemoryPutResponse,
+  MemoryGetRequest,
+  MemoryGetResponse,
+  MemoryListRequest,
+  MemoryListResponse,
+  MemoryDeleteRequest,
+  MemoryDeleteResponse,
+  MemoryHealthRequest,
+  MemoryHealthResponse,
+  MemoryStrategyTraceRequest,
+  MemoryStrategyTraceResponse,
+} from './methods/memory.ts';
+export {
+  ToolContentStatsRequest,
+  ToolContentStats,
+  ToolDescribeRequest,
+  ToolGetRequest,
+  ToolListRequest,
+  ToolListResponse,
+  ToolMetricsRequest,
+  ToolMetrics,
+  ToolRevokeOAuthRequest,
+  ToolRevokeOAuthResponse,
+  ToolSetApprovalPolicyRequest,
+  ToolSetApprovalPolicyResponse,
+} from './methods/tools.ts';
+export {
+  FlowDescribeRequest,
+  FlowDescription,
+  FlowListRequest,
+  FlowListResponse,
+  FlowMetricsRequest,
+  FlowMetrics,
+  FlowRunRequest,
+  FlowRunResponse,
+  FlowRunDescribeRequest,
+  FlowRunDescription,
+  FlowRunsListRequest,
+  FlowRunsListResponse,
+} from './methods/flows.ts';
+export {
+  AgentControlRequest,
+  AgentControlResponse,
+  AgentGetRequest,
+  AgentGetResponse,
+  AgentGovernanceRequest,
+  AgentGovernanceResponse,
+  AgentListRequest,
+  AgentListResponse,
+  AgentMemoryRequest,
+  AgentMemoryResponse,
+  AgentMetricsRequest,
+  AgentMetricsResponse,
+  AgentPermissionsRequest,
+  AgentPermissionsResponse,
+  AgentSkillsRequest,
+  AgentSkillsResponse,
+  AgentToolsRequest,
+  AgentToolsResponse,
+} from './methods/agents.ts';
+export {
+  MCPServerBindingsListRequest,
+  MCPServerBindingsListResponse,
+  MCPServerGetRequest,
+  MCPServerGetResponse,
+  MCPServerHealthRequest,
+  MCPServerHealthResponse,
+  MCPServersListRequest,
+  MCPServersListResponse,
+  MCPServerPolicyRequest,
+  MCPServerPolicyResponse,
+  MCPServerProbeRequest,
+  MCPServerProbeResponse,
+  MCPServerPromptsRequest,
+  MCPServerPromptsResponse,
+  MCPServerRefreshBindingRequest,
+  MCPServerRefreshBindingResponse,
+  MCPServerRefreshDiscoveryRequest,
+  MCPServerRefreshDiscoveryResponse,
+  MCPServerResourcesRequest,
+  MCPServerResourcesResponse,
+  MCPServerRevokeBindingRequest,
+  MCPServerRevokeBindingResponse,
+  MCPServerSetRawHTMLTrustRequest,
+  MCPServerSetRawHTMLTrustResponse,
+  MCPAppCallToolRequest,
+  MCPAppCallToolResponse,
+  ToolContextRequest,
+  ToolContextResponse,
+  ReadMCPResourceRequest,
+  ReadMCPResourceResponse,
+} from './methods/mcp.ts';
+export {
+  RunSetOverridesRequest,
+  RunSetOverridesResponse,
+  StateHistoryRequest,
+  StateHistoryResponse,
+  ROTATED_TOKEN_TTL_SECONDS,
+  AuthRotateTokenRequest,
+  AuthRotateTokenResponse,
+  GovernanceGetTenantOverridesRequest,
+  GovernanceGetTenantOverridesResponse,
+  GovernanceSetTenantOverridesRequest,
+  GovernanceSetTenantOverridesResponse,
+  GovernanceRotateKeyRequest,
+  GovernanceRotateKeyResponse,
+  GovernanceSetPostureRequest,
+  GovernanceSetPostureResponse,
+} from './methods/runs-state-auth-governance.ts';
+export {
+  AgentConfigAddMCPConnectionRequest,
+  AgentConfigDiffRequest,
+  AgentConfigDiffResponse,
+  AgentConfigGetRequest,
+  AgentConfigGetResponse,
+  AgentConfigListRevisionsRequest,
+  AgentConfigListRevisionsResponse,
+  AgentConfigRegisterOAuthMCPCapabilityRequest,
+  AgentConfigRemoveMCPConnectionRequest,
+  AgentConfigRemoveOAuthMCPCapabilityRequest,
+  AgentConfigRemoveOAuthProviderRequest,
+  AgentConfigRetireRequest,
+  AgentConfigRetireResponse,
+  AgentConfigRollbackRequest,
+  AgentConfigSetExtraSystemBlocksRequest,
+  AgentConfigSetLLMParamsRequest,
+  AgentConfigSetLLMProviderRequest,
+  AgentConfigSetMCPDiscoveryOriginsRequest,
+  AgentConfigSetOAuthProviderRequest,
+  AgentConfigSetPromptLayersRequest,
+  AgentConfigSetRevisionRequest,
+  AgentConfigSetToolExposureRequest,
+  AgentConfigSkillsDeleteRequest,
+  AgentConfigSkillsDeleteResponse,
+  AgentConfigSkillsListRequest,
+  AgentConfigSkillsListResponse,
+  AgentConfigSkillsUpsertRequest,
+  AgentConfigSkillsUpsertResponse,
+  AgentConfigAddMCPConnectionResponse,
+  AgentConfigRegisterOAuthMCPCapabilityResponse,
+  AgentConfigRemoveMCPConnectionResponse,
+  AgentConfigRemoveOAuthMCPCapabilityResponse,
+  AgentConfigRemoveOAuthProviderResponse,
+  AgentConfigRollbackResponse,
+  AgentConfigSetExtraSystemBlocksResponse,
+  AgentConfigSetLLMParamsResponse,
+  AgentConfigSetLLMProviderResponse,
+  AgentConfigSetMCPDiscoveryOriginsResponse,
+  AgentConfigSetOAuthProviderResponse,
+  AgentConfigSetPromptLayersResponse,
+  AgentConfigSetRevisionResponse,
+  AgentConfigSetToolExposureResponse,
+} from './methods/agent-config.ts';
+export {
+  AgentConfigSessionSetSourceDisablesRequest,
+  AgentConfigSessionSetSourceDisablesResponse,
+  AgentConfigSessionSetUserPromptRequest,
+  AgentConfigSessionSetUserPromptResponse,
+  AgentConfigSessionSkillsDeleteRequest,
+  AgentConfigSessionSkillsDeleteResponse,
+  AgentConfigSessionSkillsListRequest,
+  AgentConfigSessionSkillsListResponse,
+  AgentConfigSessionSkillsUpsertRequest,
+  AgentConfigSessionSkillsUpsertResponse,
+  AgentConfigUserSkillsDeleteRequest,
+  AgentConfigUserSkillsDeleteResponse,
+  AgentConfigUserSkillsListRequest,
+  AgentConfigUserSkillsListResponse,
+  AgentConfigUserSkillsUpsertRequest,
+  AgentConfigUserSkillsUpsertResponse,
+  AgentConfigUserDiffRequest,
+  AgentConfigUserDiffResponse,
+  AgentConfigUserGetRequest,
+  AgentConfigUserGetResponse,
+  AgentConfigUserListRevisionsRequest,
+  AgentConfigUserListRevisionsResponse,
+  AgentConfigUserRollbackRequest,
+  AgentConfigUserRollbackResponse,
+  AgentConfigUserSetRevisionRequest,
+  AgentConfigUserSetRevisionResponse,
+} from './methods/agent-config-tiers.ts';
+
+// The event registry.
+export { EVENTS, getEvent } from './events/index.ts';
+export { NOTIFICATION_TYPES, NotificationPayload } from './events/notification.ts';
+export { AdminScopeUsedSubscription, AdminScopeUsedEdge } from './events/audit.ts';
+
+// Emitters.
+export { JSON_SCHEMA_DIALECT, toJsonSchema } from './json-schema.ts';
+export type { JsonSchema } from './json-schema.ts';
+export { buildOpenApiDocument } from './openapi.ts';
+export type { OpenApiOptions, OpenApiDocument } from './openapi.ts';
+export { EVENT_SCHEMA_ANNOTATIONS, buildEventJsonSchemas } from './event-schemas.ts';
+export type { EventJsonSchemas } from './event-schemas.ts';

@@ -22,6 +22,18 @@ export interface PayloadBoundViolation {
 }
 
 /**
+ * Characters of a string as Unicode code points (an emoji is one character,
+ * not two UTF-16 units). Only counts when the UTF-16 length exceeds `max`,
+ * since the code-point count is never larger.
+ */
+function characterCount(value: string, max: number): number {
+  if (value.length <= max) return value.length;
+  let count = 0;
+  for (const _ of value) count += 1;
+  return count;
+}
+
+/**
  * Checks a control payload against the bounds. Returns the first violation
  * found, or `undefined` when the payload is within every bound.
  */
@@ -36,8 +48,12 @@ export function checkPayloadBounds(
   let keys = 0;
   const walk = (value: unknown, depth: number): PayloadBoundViolation | undefined => {
     if (typeof value === 'string') {
-      return value.length > limits.maxStringChars
-        ? { bound: 'maxStringChars', message: `a string has ${value.length} characters; the limit is ${limits.maxStringChars}` }
+      const chars = characterCount(value, limits.maxStringChars);
+      return chars > limits.maxStringChars
+        ? {
+            bound: 'maxStringChars',
+            message: `a string has ${chars} characters; the limit is ${limits.maxStringChars}`,
+          }
         : undefined;
     }
     if (value === null || typeof value !== 'object') return undefined;
@@ -46,7 +62,10 @@ export function checkPayloadBounds(
     }
     if (Array.isArray(value)) {
       if (value.length > limits.maxListItems) {
-        return { bound: 'maxListItems', message: `a list has ${value.length} items; the limit is ${limits.maxListItems}` };
+        return {
+          bound: 'maxListItems',
+          message: `a list has ${value.length} items; the limit is ${limits.maxListItems}`,
+        };
       }
       for (const item of value) {
         const violation = walk(item, depth + 1);
@@ -57,8 +76,12 @@ export function checkPayloadBounds(
     for (const [key, item] of Object.entries(value)) {
       keys += 1;
       if (keys > limits.maxKeys) return { bound: 'maxKeys', message: `payload has more than ${limits.maxKeys} keys` };
-      if (key.length > limits.maxStringChars) {
-        return { bound: 'maxStringChars', message: `a key has ${key.length} characters; the limit is ${limits.maxStringChars}` };
+      const keyChars = characterCount(key, limits.maxStringChars);
+      if (keyChars > limits.maxStringChars) {
+        return {
+          bound: 'maxStringChars',
+          message: `a key has ${keyChars} characters; the limit is ${limits.maxStringChars}`,
+        };
       }
       const violation = walk(item, depth + 1);
       if (violation) return violation;

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { SteeringTier } from './identity.ts';
+import type { Scope, SteeringTier } from './identity.ts';
 
 /** The services that own methods. Each registers under this name on NATS. */
 export const SERVICE_NAMES = [
@@ -60,6 +60,11 @@ export interface MethodDef<Req extends z.ZodType = z.ZodType, Res extends z.ZodT
   readonly ownIdentityOnly?: boolean;
   /** Steering controls: the minimum steering tier. */
   readonly steering?: SteeringTier;
+  /**
+   * A verified claim the call needs besides the auth classes: `agent_config:user`
+   * for the per-user variant tier of agent_config (admin does not satisfy it).
+   */
+  readonly requiredScope?: Scope;
   /** Request and response names as the spec spells them (for OpenAPI). */
   readonly requestName: string;
   readonly responseName: string;
@@ -69,6 +74,8 @@ export interface MethodDef<Req extends z.ZodType = z.ZodType, Res extends z.ZodT
 }
 
 /** Builds a registry row with its types inferred. */
-export function defineMethod<Req extends z.ZodType, Res extends z.ZodType>(def: MethodDef<Req, Res>): MethodDef<Req, Res> {
+export function defineMethod<Req extends z.ZodType, Res extends z.ZodType>(
+  def: MethodDef<Req, Res>,
+): MethodDef<Req, Res> {
   return def;
 }
