@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { LogLevel } from '@ars/telemetry';
+
+/**
+ * The gateway reads its environment itself rather than through
+ * `@ars/service-kit`, whose entry also loads the store drivers the gateway
+ * never uses. Same rules: empty counts as unset, every bad variable named.
+ */
+
+/** Log levels accepted in `LOG_LEVEL`. */
+export const LOG_LEVELS = [
+  'fatal',
+  'error',
+  'warn',
+  'info',
+  'debug',
+  'trace',
+  'silent',
+] as const satisfies readonly LogLevel[];
+
+/** One variable that failed validation. */
+export interface ConfigProblem {
+  readonly variable: string;
+  readonly message: string;
+}
+
+/** A configuration that failed validation; the message lists every bad variable, one per line. */
+export class ConfigError extends Error {
+  readonly problems: readonly ConfigProblem[];
+
+  constructor(problems: readonly ConfigProblem[]) {
+    super(['invalid configuration:', ...problems.map((p) => `  ${p.variable}: ${p.message}`)].join('\n'));
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/** Algorithms a connection token may be signed with (Authentication: Token). */
+export const TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512'] as const;
+export type TokenAlgorithm = (typeof TOKEN_ALGORITHMS)[number];
+
+/** `dev`: ephemeral ES256 issuer and the loopback bootstrap; `production`: an external OIDC provider. */
+export const AUTH_MODES = ['dev', 'production'] as const;
+export type AuthMode = (typeof AUTH_MODES)[number];
+
+const NATS_URL_PATTERN = /^(nats|tls):\/\/\S+$/;
+
+function isNatsUrlList(value: string): boolean {
+  return value.split(',').every((part) => NATS_URL_PATTERN.test(part.trim()) && URL.canParse(part.trim()));
+}
+
+function isHttpUrl(value: string): boolean {
+  return /^https?:\/\/\S+$/.test(value) && URL.canParse(value);
+}
+
+function isAlgorithmList(value: string): boolean {
+  const items = value.split(',').map((item) => item.trim());
+  return items.length > 0 && items.every((item) => (TOKEN_ALGORITHMS as readonly string[]).includes(item));
+}
+
+const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+/** The gateway's environment. Read once by `main.ts` through {@link readGatewayConfig}. */
+export const GatewayConfig = z
+  .object({
+    PORT: integer(0, 65_535).default(8080).describe('TCP port the HTTP server listens on. Default 8080.'),
+    HOST: z.string().min(1).default('127.0.0.1').describe('Interface the HTTP server binds. Default 127.0.0.1.'),
+    NATS_URL: z
+      .string()
+      .refine(isNatsUrlList, 'must be a comma-separated list of nats:// or tls:// URLs')
+      .describe('NATS servers: a comma-separated list of nats:// or tls:// URLs. Required.'),
+    ARS_AUTH_MODE: z
+      .enum(AUTH_MODES)
+      .default('dev')
+      .describe('dev (ephemeral ES256 key, SERVICE_DEV_TOKEN, loopback bootstrap) or production (OIDC). Default dev.'),
+    ARS_AUTH_ISSUER: z.string().min(1).optional().describe('Expected token iss, exact match. Required in production.'),
+    ARS_AUTH_AUDIENCE: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Expected token aud, exact match. Required in production.'),
+    ARS_AUTH_JWKS_URL: z
+      .string()
+      .refine(isHttpUrl, 'must be an http:// or https:// URL')
+      .optional()
+      .describe("The identity provider's JWKS document (jwks_uri). Required in production."),
+    ARS_AUTH_ALGORITHMS: z
+      .string()
+      .refine(isAlgorithmList, `must be a comma-separated subset of ${TOKEN_ALGORITHMS.join(', ')}`)
+      .transform((value) => value.split(',').map((item) => item.trim() as TokenAlgorithm))
+      .optional()
+      .describe(
+        `Allowed token algorithms (jwt_algorithms), comma-separated. Default all of ${TOKEN_ALGORITHMS.join(', ')}.`,
+      ),
+    ARS_DEV_TOKEN_TTL_SECONDS: integer(60, 31_536_000)
+      .default(43_200)
+      .describe('Lifetime of dev-mode tokens (the printed one and bootstrap ones), in seconds. Default 43200 (12 h).'),
+    ARS_BODY_LIMIT_BYTES: integer(1024, 64 * 1024 * 1024)
+      .default(1_048_576)
+      .describe('Largest accepted request body in bytes; larger gives 413 payload_too_large. Default 1048576 (1 MiB).'),
+    ARS_RPC_TIMEOUT_MS: integer(100, 600_000)
+      .default(10_000)
+      .describe('How long a forwarded call waits for the owning service, in milliseconds. Default 10000.'),
+    ARS_DISCOVERY_TIMEOUT_MS: integer(50, 60_000)
+      .default(500)
+      .describe('How long a $SRV discovery fan-in collects answers, in milliseconds. Default 500.'),
+    ARS_CAPABILITIES_CACHE_MS: integer(0, 600_000)
+      .default(2_000)
+      .describe(
+        'How long runtime.info reuses a discovery snapshot for its capabilities, in milliseconds. Default 2000.',
+      ),
+    ARS_DISPLAY_NAME: z.string().min(1).default('Agent Run Service').describe('runtime.info display_name.'),
+    BUILD_VERSION: z
+      .string()
+      .min(1)
+      .default('0.1.0')
+      .describe('runtime.info build_version (the release). Default 0.1.0.'),
+    BUILD_COMMIT: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('runtime.info build_commit; unset means `git rev-parse HEAD` at boot, else "unknown".'),
+    LOG_LEVEL: z
+      .enum(LOG_LEVELS)
+      .default('info')
+      .describe(`Minimum log level: one of ${LOG_LEVELS.join(', ')}. Default info.`),
+    OTEL_EXPORTER_OTLP_ENDPOINT: z
+      .string()
+      .refine(isHttpUrl, 'must be an http:// or https:// URL')
+      .optional()
+      .describe('Base URL of an OTLP/HTTP trace collector; unset means no trace export.'),
+    INSTANCE_ID: z
+      .string()
+      .min(1)
+      .default(() => `gateway-${randomUUID().slice(0, 8)}`)
+      .describe('This replica\'s id in discovery, runtime.info and logs. Default "gateway-<random>".'),
+  })
+  .superRefine((config, ctx) => {
+    if (config.ARS_AUTH_MODE !== 'production') return;
+    const required = ['ARS_AUTH_ISSUER', 'ARS_AUTH_AUDIENCE', 'ARS_AUTH_JWKS_URL'] as const;
+    for (const variable of required) {
+      if (config[variable] === undefined) {
+        ctx.addIssue({ code: 'custom', path: [variable], message: 'is required when ARS_AUTH_MODE=production' });
+      }
+    }
+  });
+export type GatewayConfig = z.output<typeof GatewayConfig>;
+
+/**
+ * Reads the gateway's config from `env` once. Throws a {@link ConfigError}
+ * whose message names every bad variable.
+ */
+export function readGatewayConfig(env: Readonly<Record<string, string | undefined>>): Readonly<GatewayConfig> {
+  const present: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && value !== '') present[name] = value;
+  }
+  const parsed = GatewayConfig.safeParse(present);
+  if (parsed.success) return Object.freeze(parsed.data);
+  const problems = new Map<string, string>();
+  for (const issue of parsed.error.issues) {
+    const variable = issue.path.length > 0 ? String(issue.path[0]) : '(environment)';
+    if (!problems.has(variable))
+      problems.set(
+        variable,
+        present[variable] === undefined && issue.code !== 'custom' ? 'is required' : issue.message,
+      );
+  }
+  throw new ConfigError([...problems].map(([variable, message]) => ({ variable, message })));
+}

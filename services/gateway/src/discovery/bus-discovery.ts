@@ -1,0 +1,75 @@
+import { pingServices } from '@ars/bus';
+import type { Bus, RpcClient } from '@ars/bus';
+import type { VerifiedIdentity } from '@ars/contracts';
+import type { BusState, Discovery, InstanceStats, ServiceHealthReport } from '../ports.ts';
+
+/** The internal health endpoint every service registers (service-kit's `HEALTH_METHOD`). */
+export const HEALTH_METHOD = '_health';
+
+/** The identity the gateway's own probes travel under; it carries no scope. */
+const PROBE_IDENTITY: VerifiedIdentity = Object.freeze({
+  tenant: '_system',
+  user: 'gateway',
+  session: '_probe',
+  scopes: Object.freeze([]),
+});
+
+const decoder = new TextDecoder();
+
+function isInstanceStats(value: unknown): value is InstanceStats {
+  if (typeof value !== 'object' || value === null) return false;
+  const row = value as Partial<Record<keyof InstanceStats, unknown>>;
+  return typeof row.name === 'string' && typeof row.id === 'string' && Array.isArray(row.endpoints);
+}
+
+/** `$SRV.STATS` fan-in: every replica's endpoint counters (an empty list when nothing answers). */
+async function statsServices(bus: Bus, timeoutMs: number): Promise<InstanceStats[]> {
+  const found: InstanceStats[] = [];
+  try {
+    const replies = await bus.nc.requestMany('$SRV.STATS', undefined, { strategy: 'stall', maxWait: timeoutMs });
+    for await (const msg of replies) {
+      if (msg.data.length === 0) continue;
+      try {
+        const row: unknown = JSON.parse(decoder.decode(msg.data));
+        if (isInstanceStats(row)) found.push(row);
+      } catch {
+        // Another program's malformed answer: not ours to report.
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof Error && /no responders/i.test(error.message))) throw error;
+  }
+  return found;
+}
+
+/** The services API over the bus: `$SRV.INFO`, `$SRV.STATS` and each service's `_health`. */
+export function createBusDiscovery(bus: Bus, rpc: RpcClient, options: { timeoutMs: number }): Discovery {
+  return {
+    info: () => pingServices(bus, { timeoutMs: options.timeoutMs }),
+    stats: () => statsServices(bus, options.timeoutMs),
+    async health(service) {
+      const report = await rpc.call(
+        service,
+        HEALTH_METHOD,
+        PROBE_IDENTITY,
+        {},
+        { timeoutMs: Math.max(options.timeoutMs, 2000) },
+      );
+      return report as ServiceHealthReport;
+    },
+  };
+}
+
+/** Tracks whether the bus connection is up, from the connection's status stream. */
+export function trackBusState(bus: Bus): BusState {
+  let connected = !bus.nc.isClosed();
+  void (async () => {
+    for await (const status of bus.nc.status()) {
+      if (status.type === 'disconnect') connected = false;
+      else if (status.type === 'reconnect') connected = true;
+    }
+  })().catch(() => undefined);
+  return {
+    isConnected: () => connected && !bus.nc.isClosed(),
+  };
+}

@@ -1,0 +1,68 @@
+import { ServiceError, isServiceError } from '@ars/contracts';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/** fastify's own request errors, mapped onto the catalogue. */
+const FASTIFY_CODES: Readonly<Record<string, ServiceError['code']>> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'invalid_request',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_request',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_request',
+  FST_ERR_ROUTE_MISSING_CONTENT_TYPE: 'invalid_request',
+  FST_ERR_BAD_URL: 'invalid_request',
+};
+
+const FASTIFY_MESSAGES: Readonly<Record<string, string>> = {
+  payload_too_large: 'the request body is larger than the gateway accepts',
+  invalid_request: 'the request body must be JSON sent as application/json',
+};
+
+function fromFastify(error: FastifyError): ServiceError | undefined {
+  const code = error.code === undefined ? undefined : FASTIFY_CODES[error.code];
+  if (code !== undefined) return new ServiceError(code, FASTIFY_MESSAGES[code] ?? error.message, { cause: error });
+  const status = error.statusCode;
+  // A 4xx of fastify's that we do not know by code (e.g. a client abort) is still the client's.
+  if (status !== undefined && status >= 400 && status < 500) {
+    if (status === 413)
+      return new ServiceError('payload_too_large', FASTIFY_MESSAGES.payload_too_large!, { cause: error });
+    return new ServiceError('invalid_request', error.message, { cause: error });
+  }
+  return undefined;
+}
+
+/**
+ * The one normaliser of the HTTP boundary: a ServiceError passes, fastify's
+ * own client errors map to their code, anything else is `internal`.
+ */
+export function toHttpError(error: unknown): ServiceError {
+  if (isServiceError(error)) return error;
+  if (error instanceof Error && 'code' in error) {
+    const mapped = fromFastify(error as FastifyError);
+    if (mapped !== undefined) return mapped;
+  }
+  return new ServiceError('internal', 'internal error', { cause: error });
+}
+
+/** Sends the `{code, message}` envelope; 5xx are logged at error with the cause, 4xx at info. */
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
+  const mapped = toHttpError(error);
+  const original = isServiceError(error) ? (error.cause ?? error) : error;
+  if (mapped.status >= 500) {
+    request.log.error({ err: original, code: mapped.code, url: request.url }, 'request failed');
+  } else {
+    request.log.info({ code: mapped.code, status: mapped.status, reason: mapped.message }, 'request refused');
+  }
+  return reply.code(mapped.status).type('application/json; charset=utf-8').send(mapped.toEnvelope());
+}
+
+/** Installs the envelope on every error and on every unmatched route of `app`. */
+export function installErrorEnvelope(app: FastifyInstance): void {
+  app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?', 1)[0] ?? '';
+    const error = path.startsWith('/v1/')
+      ? new ServiceError('unknown_method', `no method is served at ${path}`)
+      : new ServiceError('not_found', `nothing is served at ${path}`);
+    return sendError(request, reply, error);
+  });
+}

@@ -1,0 +1,148 @@
+import type { VerifiedIdentity } from '@ars/contracts';
+import type { Logger } from '@ars/telemetry';
+
+/**
+ * The gateway's collaborators, as narrow structural interfaces: `main.ts`
+ * passes the real ones from `@ars/auth` and `@ars/bus`; tests pass fakes.
+ */
+
+/** The verified claims of a connection token (`TokenClaims` of `@ars/auth`). */
+export interface VerifiedClaims {
+  readonly tenant: string;
+  readonly user: string;
+  readonly session?: string;
+  readonly scopes: readonly string[];
+}
+
+/** Verifies a bearer token; throws ServiceError `auth_rejected` on any failure. */
+export interface TokenVerifier {
+  verify(token: string): Promise<VerifiedClaims>;
+}
+
+/** Mints development tokens (the `DevIssuer` of `@ars/auth`); present only in dev mode. */
+export interface DevTokenMinter {
+  mint(request: {
+    tenant: string;
+    user: string;
+    session?: string;
+    scopes?: readonly string[];
+    ttlSeconds?: number;
+  }): Promise<string>;
+}
+
+/** Forwards a call to its owning service (the `RpcClient` of `@ars/bus`). */
+export interface RpcCaller {
+  call(
+    service: string,
+    method: string,
+    identity: VerifiedIdentity,
+    body: unknown,
+    options?: { timeoutMs?: number },
+  ): Promise<unknown>;
+}
+
+/** Publishes a registry event (the `EventPublisher` of `@ars/bus`). */
+export interface EventSink {
+  publish(event: {
+    type: string;
+    identity: { tenant: string; user: string; session: string; run?: string };
+    payload: Record<string, unknown>;
+  }): Promise<unknown>;
+}
+
+/** One endpoint of a service instance as `$SRV.INFO` reports it. */
+export interface DiscoveredEndpoint {
+  readonly name: string;
+  readonly subject: string;
+  readonly queue_group?: string;
+  readonly metadata?: Readonly<Record<string, string>> | null;
+}
+
+/** One live service instance as `$SRV.INFO` reports it. */
+export interface DiscoveredInstance {
+  readonly name: string;
+  readonly id: string;
+  readonly version: string;
+  readonly description?: string;
+  readonly metadata?: Readonly<Record<string, string>> | null;
+  readonly endpoints: readonly DiscoveredEndpoint[];
+}
+
+/** One endpoint's counters as `$SRV.STATS` reports them (times in nanoseconds). */
+export interface EndpointStats {
+  readonly name: string;
+  readonly subject: string;
+  readonly num_requests: number;
+  readonly num_errors: number;
+  readonly last_error?: string;
+  readonly processing_time: number;
+  readonly average_processing_time: number;
+}
+
+/** One live service instance as `$SRV.STATS` reports it. */
+export interface InstanceStats {
+  readonly name: string;
+  readonly id: string;
+  readonly version: string;
+  readonly started: string;
+  readonly endpoints: readonly EndpointStats[];
+}
+
+/** What a service's `_health` endpoint answers (service-kit's `HealthReport`). */
+export interface ServiceHealthReport {
+  readonly service: string;
+  readonly instance_id: string;
+  readonly version: string;
+  readonly status: 'ok' | 'degraded';
+  readonly checks: Readonly<Record<string, string>>;
+  readonly uptime_seconds: number;
+  readonly store_kind?: string;
+}
+
+/** The NATS services API as the gateway reads it. */
+export interface Discovery {
+  /** `$SRV.INFO` fan-in: one row per live instance. */
+  info(): Promise<readonly DiscoveredInstance[]>;
+  /** `$SRV.STATS` fan-in: one row per live instance. */
+  stats(): Promise<readonly InstanceStats[]>;
+  /** Asks one instance of `service` its `_health`; throws when none answers. */
+  health(service: string): Promise<ServiceHealthReport>;
+}
+
+/** Whether the bus connection is up (readiness, `runtime.health`). */
+export interface BusState {
+  isConnected(): boolean;
+}
+
+/** Build facts reported by `runtime.info`. */
+export interface BuildInfo {
+  readonly instanceId: string;
+  readonly displayName: string;
+  readonly buildVersion: string;
+  readonly buildCommit: string;
+  /** The runtime's language version; this runtime reports Node's `process.version`. */
+  readonly runtimeVersion: string;
+}
+
+/** Everything `buildApp` needs. */
+export interface GatewayDeps {
+  readonly logger: Logger;
+  readonly verifier: TokenVerifier;
+  /** Present in dev mode only: it enables `POST /v1/dev/bootstrap.json`. */
+  readonly devIssuer?: DevTokenMinter;
+  readonly rpc: RpcCaller;
+  readonly events: EventSink;
+  readonly discovery: Discovery;
+  readonly bus: BusState;
+  readonly build: BuildInfo;
+  readonly limits?: {
+    /** @default 1048576 */
+    readonly bodyLimitBytes?: number;
+    /** Lifetime of bootstrap tokens in seconds. @default 43200 */
+    readonly devTokenTtlSeconds?: number;
+    /** How long runtime.info reuses a discovery snapshot, in ms. @default 2000 */
+    readonly capabilitiesCacheMs?: number;
+  };
+  /** Milliseconds clock for uptime; @default performance.now */
+  readonly now?: () => number;
+}

@@ -1,0 +1,183 @@
+import { execFileSync } from 'node:child_process';
+import { connectBus, createEventPublisher, createRpcClient, ensureInfrastructure, serveService } from '@ars/bus';
+import type { Bus, RpcHandler, ServedService } from '@ars/bus';
+import { createDevIssuer, createTokenVerifier, DEV_DEFAULT_IDENTITY } from '@ars/auth';
+import { METHODS } from '@ars/contracts';
+import { createLogger, initTelemetry } from '@ars/telemetry';
+import type { Logger, SpanExporter, Telemetry } from '@ars/telemetry';
+import type { FastifyInstance } from 'fastify';
+import { buildGateway } from './app.ts';
+import type { GatewayConfig } from './config.ts';
+import { HEALTH_METHOD, createBusDiscovery, trackBusState } from './discovery/bus-discovery.ts';
+import { gatewayEndpoints } from './local/index.ts';
+import type { LocalHandler } from './local/index.ts';
+import type { BusState, DevTokenMinter, TokenVerifier } from './ports.ts';
+
+/** The gateway's release, reported in discovery. */
+const SERVICE_VERSION = '0.1.0';
+
+/** Knobs for tests and embedding; `main.ts` passes none. */
+export interface GatewayOverrides {
+  readonly logger?: Logger;
+  readonly spanExporter?: SpanExporter;
+}
+
+/** A booted gateway: the app (not yet listening), the dev token in dev mode, and a graceful stop. */
+export interface GatewayRuntime {
+  readonly app: FastifyInstance;
+  /** The default admin token; dev mode only. */
+  readonly devToken?: string;
+  /** Closes fastify, stops serving on NATS, drains the bus, flushes telemetry. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** `BUILD_COMMIT`, else `git rev-parse HEAD` of the working directory, else `unknown`. */
+export function resolveBuildCommit(configured: string | undefined): string {
+  if (configured !== undefined) return configured;
+  try {
+    return execFileSync('git', ['rev-parse', 'HEAD'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: 2000,
+    }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+interface Auth {
+  readonly verifier: TokenVerifier;
+  readonly devIssuer?: DevTokenMinter;
+  readonly devToken?: string;
+}
+
+async function createAuth(config: GatewayConfig): Promise<Auth> {
+  if (config.ARS_AUTH_MODE === 'production') {
+    const verifier = createTokenVerifier({
+      issuer: config.ARS_AUTH_ISSUER!,
+      audience: config.ARS_AUTH_AUDIENCE!,
+      jwksUrl: config.ARS_AUTH_JWKS_URL!,
+      ...(config.ARS_AUTH_ALGORITHMS === undefined ? {} : { algorithms: config.ARS_AUTH_ALGORITHMS }),
+    });
+    return { verifier };
+  }
+  const issuer = await createDevIssuer();
+  const devToken = await issuer.mint({ ...DEV_DEFAULT_IDENTITY, ttlSeconds: config.ARS_DEV_TOKEN_TTL_SECONDS });
+  return { verifier: issuer.verifier, devIssuer: issuer, devToken };
+}
+
+function healthHandler(config: GatewayConfig, bus: Bus, state: BusState, startedAt: number): RpcHandler {
+  return async () => {
+    const nats = state.isConnected()
+      ? await bus.nc.flush().then(
+          () => 'ok' as const,
+          () => 'failed' as const,
+        )
+      : 'failed';
+    return {
+      service: 'gateway',
+      instance_id: config.INSTANCE_ID,
+      version: SERVICE_VERSION,
+      status: nats === 'ok' ? 'ok' : 'degraded',
+      checks: { nats },
+      uptime_seconds: Math.floor((performance.now() - startedAt) / 1000),
+    };
+  };
+}
+
+/** Registers the gateway's own methods (local or `unimplemented`) and `_health` with the services API. */
+async function serveGateway(
+  config: GatewayConfig,
+  bus: Bus,
+  state: BusState,
+  localHandlers: Readonly<Record<string, LocalHandler>>,
+  logger: Logger,
+  startedAt: number,
+): Promise<ServedService> {
+  const handlers: Record<string, RpcHandler> = {};
+  const endpointMetadata: Record<string, Record<string, string>> = {};
+  for (const endpoint of gatewayEndpoints(METHODS, localHandlers)) {
+    handlers[endpoint.method] = endpoint.handler;
+    endpointMetadata[endpoint.method] = { method: endpoint.method, implemented: String(endpoint.implemented) };
+  }
+  handlers[HEALTH_METHOD] = healthHandler(config, bus, state, startedAt);
+  endpointMetadata[HEALTH_METHOD] = { method: HEALTH_METHOD, implemented: 'true' };
+  return serveService(bus, {
+    service: 'gateway',
+    version: SERVICE_VERSION,
+    instanceId: config.INSTANCE_ID,
+    description: 'Agent Run Service: gateway',
+    handlers,
+    endpointMetadata,
+    metadata: { instance_id: config.INSTANCE_ID, build_version: config.BUILD_VERSION },
+    logger,
+  });
+}
+
+/**
+ * Boots everything but the listener: telemetry → logger → bus →
+ * infrastructure → dev issuer or production verifier → app → serving the
+ * gateway's own endpoints on NATS. A failure closes what was opened.
+ */
+export async function startGateway(config: GatewayConfig, overrides: GatewayOverrides = {}): Promise<GatewayRuntime> {
+  const startedAt = performance.now();
+  const telemetry: Telemetry = initTelemetry({
+    serviceName: 'gateway',
+    ...(config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? {} : { otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT }),
+    ...(overrides.spanExporter === undefined ? {} : { exporter: overrides.spanExporter }),
+  });
+  const logger = (overrides.logger ?? createLogger({ name: 'gateway', level: config.LOG_LEVEL })).child({
+    instance_id: config.INSTANCE_ID,
+  });
+  let bus: Bus | undefined;
+  try {
+    const servers = config.NATS_URL.split(',').map((url) => url.trim());
+    bus = await connectBus({ servers, name: config.INSTANCE_ID, logger });
+    await ensureInfrastructure(bus);
+    const auth = await createAuth(config);
+    const state = trackBusState(bus);
+    const rpc = createRpcClient(bus, { timeoutMs: config.ARS_RPC_TIMEOUT_MS });
+    const { app, localHandlers } = buildGateway({
+      logger,
+      verifier: auth.verifier,
+      ...(auth.devIssuer === undefined ? {} : { devIssuer: auth.devIssuer }),
+      rpc,
+      events: createEventPublisher(bus, { source: 'gateway', logger }),
+      discovery: createBusDiscovery(bus, rpc, { timeoutMs: config.ARS_DISCOVERY_TIMEOUT_MS }),
+      bus: state,
+      build: {
+        instanceId: config.INSTANCE_ID,
+        displayName: config.ARS_DISPLAY_NAME,
+        buildVersion: config.BUILD_VERSION,
+        buildCommit: resolveBuildCommit(config.BUILD_COMMIT),
+        runtimeVersion: process.version,
+      },
+      limits: {
+        bodyLimitBytes: config.ARS_BODY_LIMIT_BYTES,
+        devTokenTtlSeconds: config.ARS_DEV_TOKEN_TTL_SECONDS,
+        capabilitiesCacheMs: config.ARS_CAPABILITIES_CACHE_MS,
+      },
+    });
+    const served = await serveGateway(config, bus, state, localHandlers, logger, startedAt);
+    const connected = bus;
+    let stopping: Promise<void> | undefined;
+    const stop = (): Promise<void> => {
+      stopping ??= (async () => {
+        logger.info('gateway stopping');
+        await app.close().catch((error: unknown) => logger.error({ err: error }, 'http server did not close cleanly'));
+        await served
+          .stop()
+          .catch((error: unknown) => logger.error({ err: error }, 'services API did not stop cleanly'));
+        await connected.close().catch((error: unknown) => logger.error({ err: error }, 'bus did not drain cleanly'));
+        await telemetry.shutdown();
+        logger.info('gateway stopped');
+      })();
+      return stopping;
+    };
+    return { app, stop, ...(auth.devToken === undefined ? {} : { devToken: auth.devToken }) };
+  } catch (error) {
+    await bus?.close().catch(() => undefined);
+    await telemetry.shutdown().catch(() => undefined);
+    throw error;
+  }
+}

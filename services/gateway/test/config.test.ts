@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, GatewayConfig, readGatewayConfig } from '../src/config.ts';
+
+const NATS = { NATS_URL: 'nats://127.0.0.1:4222' };
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    readGatewayConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems.map((p) => p.variable);
+    throw error;
+  }
+  return [];
+}
+
+describe('gateway config', () => {
+  it('defaults to dev mode on 127.0.0.1:8080', () => {
+    const config = readGatewayConfig(NATS);
+    expect(config).toMatchObject({ PORT: 8080, HOST: '127.0.0.1', ARS_AUTH_MODE: 'dev', LOG_LEVEL: 'info' });
+  });
+
+  it('returns a frozen config', () => {
+    expect(Object.isFrozen(readGatewayConfig(NATS))).toBe(true);
+  });
+
+  it('requires NATS_URL', () => {
+    expect(problemsOf({})).toContain('NATS_URL');
+  });
+
+  it('names PORT when it is not a port number', () => {
+    expect(problemsOf({ ...NATS, PORT: 'eighty' })).toEqual(['PORT']);
+  });
+
+  it('names ARS_AUTH_MODE when it is neither dev nor production', () => {
+    expect(problemsOf({ ...NATS, ARS_AUTH_MODE: 'staging' })).toEqual(['ARS_AUTH_MODE']);
+  });
+
+  it('requires issuer, audience and JWKS URL in production mode', () => {
+    expect(problemsOf({ ...NATS, ARS_AUTH_MODE: 'production' }).sort()).toEqual([
+      'ARS_AUTH_AUDIENCE',
+      'ARS_AUTH_ISSUER',
+      'ARS_AUTH_JWKS_URL',
+    ]);
+  });
+
+  it('accepts a complete production configuration', () => {
+    const config = readGatewayConfig({
+      ...NATS,
+      ARS_AUTH_MODE: 'production',
+      ARS_AUTH_ISSUER: 'https://idp.example',
+      ARS_AUTH_AUDIENCE: 'ars',
+      ARS_AUTH_JWKS_URL: 'https://idp.example/.well-known/jwks.json',
+      ARS_AUTH_ALGORITHMS: 'RS256, ES256',
+    });
+    expect(config.ARS_AUTH_ALGORITHMS).toEqual(['RS256', 'ES256']);
+  });
+
+  it('refuses HS256 in ARS_AUTH_ALGORITHMS', () => {
+    expect(problemsOf({ ...NATS, ARS_AUTH_ALGORITHMS: 'RS256,HS256' })).toEqual(['ARS_AUTH_ALGORITHMS']);
+  });
+
+  it('names a JWKS URL that is not http(s)', () => {
+    expect(problemsOf({ ...NATS, ARS_AUTH_JWKS_URL: 'ftp://idp/jwks' })).toEqual(['ARS_AUTH_JWKS_URL']);
+  });
+
+  it('lists every bad variable at once', () => {
+    expect(problemsOf({ NATS_URL: 'http://nope', PORT: '-1' }).sort()).toEqual(['NATS_URL', 'PORT']);
+  });
+
+  it('describes every variable', () => {
+    for (const [name, schema] of Object.entries(GatewayConfig.shape)) {
+      expect(schema.description, name).toBeTruthy();
+    }
+  });
+});
