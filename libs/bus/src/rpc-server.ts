@@ -98,9 +98,10 @@ async function handleInSpan(ctx: EndpointContext, msg: ServiceMsg, span: Span): 
     span.setAttribute('ars.error_code', error.code);
     if (!isServiceError(thrown)) {
       ctx.logger.error({ err: thrown, method: ctx.method }, 'rpc handler failed');
-    } else if (error.status >= 500) {
+    } else if (error.status >= 500 && error.code !== 'unimplemented') {
       ctx.logger.error({ code: error.code, method: ctx.method, message: error.message }, 'rpc handler failed');
     } else {
+      // A refusal, or a surface not built yet: an expected answer, not an outage.
       ctx.logger.info({ code: error.code, method: ctx.method }, 'rpc request refused');
     }
     if (error.status >= 500) {
