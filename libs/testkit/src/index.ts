@@ -11,3 +11,4 @@ export { mintToken, uniqueIdentity } from './identity.ts';
 export type { MintTokenRequest, TestIdentity } from './identity.ts';
 export { collectEvents, waitFor } from './wait.ts';
 export type { CollectOptions, WaitForOptions } from './wait.ts';
+export { minimalBody } from './minimal-body.ts';

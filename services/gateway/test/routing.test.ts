@@ -3,7 +3,7 @@ import { METHODS } from '@ars/contracts';
 import { LOCAL_METHODS } from '../src/local/index.ts';
 import { createHarness } from './support/harness.ts';
 import type { Harness } from './support/harness.ts';
-import { minimalBody } from './support/minimal-body.ts';
+import { minimalBody } from '@ars/testkit';
 
 let h: Harness;
 let token: string;

@@ -1,6 +1,6 @@
 import { getMethod } from '@ars/contracts';
 import type { MethodDef } from '@ars/contracts';
-import { minimalBody } from './minimal-body.ts';
+import { minimalBody } from '@ars/testkit';
 
 /** The registry row of `name`; throws for a name outside the registry. */
 export function method(name: string): MethodDef {
