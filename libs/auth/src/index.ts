@@ -13,6 +13,8 @@ export type { KeyLookupHeader, KeyResolver } from './key-resolver.ts';
 export type { TokenClaims } from './token-claims.ts';
 export { createTokenVerifier, DEFAULT_CLOCK_TOLERANCE_SECONDS } from './token-verifier.ts';
 export type { TokenVerifier, TokenVerifierConfig } from './token-verifier.ts';
+export { cacheVerifications } from './verification-cache.ts';
+export type { VerificationCacheOptions } from './verification-cache.ts';
 export { createDevIssuer, DEV_DEFAULT_IDENTITY, DEV_TOKEN_TTL_SECONDS } from './dev-issuer.ts';
 export type { DevIssuer, DevIssuerOptions, DevTokenRequest } from './dev-issuer.ts';
 export { resolveRequestIdentity } from './request-identity.ts';

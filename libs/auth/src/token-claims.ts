@@ -16,6 +16,8 @@ export interface TokenClaims {
   readonly kid?: string;
   readonly iss?: string;
   readonly sub?: string;
+  /** Expiry, seconds since the epoch (the verified `exp`). */
+  readonly exp?: number;
 }
 
 function requiredString(payload: JWTPayload, name: 'tenant' | 'user'): string {
@@ -63,5 +65,6 @@ export function readTokenClaims(payload: JWTPayload, kid?: string): TokenClaims 
     ...(kid === undefined ? {} : { kid }),
     ...(payload.iss === undefined ? {} : { iss: payload.iss }),
     ...(payload.sub === undefined ? {} : { sub: payload.sub }),
+    ...(typeof payload.exp === 'number' ? { exp: payload.exp } : {}),
   });
 }

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { connectBus, createEventPublisher, createRpcClient, ensureInfrastructure, serveService } from '@ars/bus';
 import type { Bus, RpcHandler, ServedService } from '@ars/bus';
-import { createDevIssuer, createTokenVerifier, DEV_DEFAULT_IDENTITY } from '@ars/auth';
+import { cacheVerifications, createDevIssuer, createTokenVerifier, DEV_DEFAULT_IDENTITY } from '@ars/auth';
 import { METHODS } from '@ars/contracts';
 import { createLogger, initTelemetry } from '@ars/telemetry';
 import type { Logger, SpanExporter, Telemetry } from '@ars/telemetry';
@@ -59,11 +59,11 @@ async function createAuth(config: GatewayConfig): Promise<Auth> {
       jwksUrl: config.ARS_AUTH_JWKS_URL!,
       ...(config.ARS_AUTH_ALGORITHMS === undefined ? {} : { algorithms: config.ARS_AUTH_ALGORITHMS }),
     });
-    return { verifier };
+    return { verifier: cacheVerifications(verifier) };
   }
   const issuer = await createDevIssuer();
   const devToken = await issuer.mint({ ...DEV_DEFAULT_IDENTITY, ttlSeconds: config.ARS_DEV_TOKEN_TTL_SECONDS });
-  return { verifier: issuer.verifier, devIssuer: issuer, devToken };
+  return { verifier: cacheVerifications(issuer.verifier), devIssuer: issuer, devToken };
 }
 
 function healthHandler(config: GatewayConfig, bus: Bus, state: BusState, startedAt: number): RpcHandler {
