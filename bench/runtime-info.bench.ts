@@ -53,7 +53,7 @@ try {
       body,
     },
     {
-      label: 'gateway runtime.info (auth + NATS)',
+      label: 'gateway runtime.info (JWT auth)',
       url: `${system.baseUrl}/v1/control/runtime.info`,
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${system.token}` },
