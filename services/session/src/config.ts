@@ -11,5 +11,27 @@ export const SessionConfig = BaseServiceConfig.extend({
     .describe(
       'Seconds without activity after which garbage collection closes a session (a later start reopens it); 0 disables reaping. Default 86400 (one day).',
     ),
+  SESSION_REAP_INTERVAL_SECONDS: z.coerce
+    .number()
+    .positive()
+    .max(86_400)
+    .default(60)
+    .describe('Seconds between two passes of the idle reaper (fractions allowed). Default 60.'),
+  SESSION_ERASURE_RETRY_SECONDS: z.coerce
+    .number()
+    .positive()
+    .max(86_400)
+    .default(30)
+    .describe(
+      'Seconds between two passes of the erasure resumer, which finishes every erasure left unfinished (a cascade step failed, or the process died); it also runs once at boot. Default 30.',
+    ),
+  SESSION_CASCADE_TIMEOUT_SECONDS: z.coerce
+    .number()
+    .positive()
+    .max(3_600)
+    .default(60)
+    .describe(
+      'Seconds each erasure cascade call (run-executor, artifact, memory) may take before it counts as failed and is retried later. Default 60.',
+    ),
 });
 export type SessionConfig = z.infer<typeof SessionConfig>;

@@ -19,3 +19,28 @@ describe('SessionConfig', () => {
     );
   });
 });
+
+describe('SessionConfig background jobs', () => {
+  it('reaps every 60 s, retries erasures every 30 s and waits 60 s per cascade call unless told', () => {
+    const config = loadConfig(SessionConfig, { NATS_URL });
+    expect(config.SESSION_REAP_INTERVAL_SECONDS).toBe(60);
+    expect(config.SESSION_ERASURE_RETRY_SECONDS).toBe(30);
+    expect(config.SESSION_CASCADE_TIMEOUT_SECONDS).toBe(60);
+  });
+
+  it('accepts fractions of a second for the intervals', () => {
+    const config = loadConfig(SessionConfig, {
+      NATS_URL,
+      SESSION_REAP_INTERVAL_SECONDS: '0.2',
+      SESSION_ERASURE_RETRY_SECONDS: '0.5',
+    });
+    expect(config.SESSION_REAP_INTERVAL_SECONDS).toBe(0.2);
+    expect(config.SESSION_ERASURE_RETRY_SECONDS).toBe(0.5);
+  });
+
+  it('names every bad interval', () => {
+    expect(() =>
+      loadConfig(SessionConfig, { NATS_URL, SESSION_REAP_INTERVAL_SECONDS: '0', SESSION_ERASURE_RETRY_SECONDS: 'x' }),
+    ).toThrowError(/SESSION_REAP_INTERVAL_SECONDS[\s\S]*SESSION_ERASURE_RETRY_SECONDS/);
+  });
+});

@@ -1,36 +1,26 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNatsServer } from '@ars/bus';
-import type { NatsServerHandle } from '@ars/bus';
 import { methodsOfService } from '@ars/contracts';
 import { HEALTH_METHOD } from '@ars/service-kit';
-import { outcomeOf, startInProcess } from '@ars/service-kit/testing';
-import type { InProcessService } from '@ars/service-kit/testing';
-import { sessionService } from '../src/service.ts';
+import { outcomeOf } from '@ars/service-kit/testing';
+import type { Bed } from './support.ts';
+import { startBed } from './support.ts';
 
 describe('session service', () => {
-  let storeDir: string;
-  let nats: NatsServerHandle;
-  let service: InProcessService;
+  let bed: Bed;
 
   beforeAll(async () => {
-    storeDir = await mkdtemp(join(tmpdir(), 'ars-session-'));
-    nats = await startNatsServer({ storeDir });
-    service = await startInProcess(sessionService, { natsUrl: nats.url });
+    // With fakes of the erasure cascade, so that sessions.delete can answer too.
+    bed = await startBed();
   });
 
   afterAll(async () => {
-    await service?.stop();
-    await nats?.stop();
-    await rm(storeDir, { recursive: true, force: true });
+    await bed?.stop();
   });
 
   it('answers every registry method it owns over NATS', async () => {
     const methods = methodsOfService('session').map((m) => m.name);
     expect(methods.length).toBeGreaterThan(0);
-    const outcomes = await Promise.all(methods.map((m) => outcomeOf(service.call(m, { identity: {} }))));
+    const outcomes = await Promise.all(methods.map((m) => outcomeOf(bed.service.call(m, { identity: {} }))));
     // No responders or no answer would mean the method is not registered.
     const unanswered = methods.filter((_, i) => {
       const outcome = outcomes[i]!;
@@ -39,8 +29,18 @@ describe('session service', () => {
     expect(unanswered).toEqual([]);
   });
 
+  it('implements every registry method it owns', async () => {
+    const methods = methodsOfService('session').map((m) => m.name);
+    const outcomes = await Promise.all(methods.map((m) => outcomeOf(bed.service.call(m, { identity: {} }))));
+    const unimplemented = methods.filter((_, i) => {
+      const outcome = outcomes[i]!;
+      return !outcome.ok && outcome.code === 'unimplemented';
+    });
+    expect(unimplemented).toEqual([]);
+  });
+
   it('reports ok on _health', async () => {
-    await expect(service.call(HEALTH_METHOD, {})).resolves.toMatchObject({
+    await expect(bed.service.call(HEALTH_METHOD, {})).resolves.toMatchObject({
       service: 'session',
       status: 'ok',
       checks: { nats: 'ok', store: 'ok' },

@@ -1,0 +1,88 @@
+import { ServiceError } from '@ars/contracts';
+import type { SessionDoc, SessionTriple } from '../domain/session.ts';
+import { isTombstone } from '../domain/session.ts';
+import type { SessionEvents } from '../session-events.ts';
+import type { SessionRepository } from '../store/session.repository.ts';
+
+/** What an admitted start found: a new session, a reopened one, or an open one (a normal turn). */
+export type AdmitState = 'opened' | 'reopened' | 'open';
+
+/** Dependencies of the catalog's lifecycle operations. */
+export interface CatalogDeps {
+  readonly sessions: SessionRepository;
+  readonly events: SessionEvents;
+  readonly now: () => Date;
+}
+
+/** Admission and first-use of sessions. */
+export interface Catalog {
+  /**
+   * A start on `triple`: creates it open on first use (`session.opened`),
+   * reopens a closed one (`session.reopened`), touches an open one
+   * (`session.touched`); an erased id is refused `session_erased`.
+   */
+  admit(triple: SessionTriple): Promise<AdmitState>;
+  /**
+   * The entry of a session seen on the event stream, created open on first
+   * sight (`session.opened`) without touching an existing one; `undefined`
+   * for a tombstoned id.
+   */
+  ensure(triple: SessionTriple): Promise<SessionDoc | undefined>;
+}
+
+/** Attempts before giving up on a session that keeps changing under a racing writer. */
+const MAX_ATTEMPTS = 5;
+
+function erasedError(): ServiceError {
+  return new ServiceError('session_erased', 'this session was erased; start a fresh session id');
+}
+
+/** Creates the catalog's lifecycle operations. */
+export function createCatalog({ sessions, events, now }: CatalogDeps): Catalog {
+  async function admitOnce(triple: SessionTriple): Promise<AdmitState | undefined> {
+    const at = now();
+    const iso = at.toISOString();
+    const existing = await sessions.find(triple);
+    if (existing === null) {
+      if ((await sessions.insertOpen(triple, iso)) === null) return undefined;
+      await events.opened(triple, at);
+      return 'opened';
+    }
+    if (isTombstone(existing.status)) throw erasedError();
+    if (existing.status === 'open') {
+      if (!(await sessions.touchOpen(triple, iso))) return undefined;
+      await events.touched(triple, at);
+      return 'open';
+    }
+    const before = await sessions.reopen(triple, iso);
+    if (before === null) return undefined;
+    await events.reopened(triple, at, before.closed_reason ?? '');
+    return 'reopened';
+  }
+
+  return {
+    async admit(triple) {
+      // Each step is one conditional write; losing a race (a concurrent first
+      // use, the reaper closing it) means reading again.
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+        const state = await admitOnce(triple);
+        if (state !== undefined) return state;
+      }
+      throw new ServiceError('unavailable', 'the session kept changing; retry the start', { retryable: true });
+    },
+
+    async ensure(triple) {
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+        const existing = await sessions.find(triple);
+        if (existing !== null) return isTombstone(existing.status) ? undefined : existing;
+        const at = now();
+        const inserted = await sessions.insertOpen(triple, at.toISOString());
+        if (inserted !== null) {
+          await events.opened(triple, at);
+          return inserted;
+        }
+      }
+      throw new ServiceError('unavailable', 'the session kept changing', { retryable: true });
+    },
+  };
+}

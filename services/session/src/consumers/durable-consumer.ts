@@ -1,0 +1,111 @@
+import { AckPolicy, DeliverPolicy, EVENTS_STREAM, decodeEventMessage } from '@ars/bus';
+import type { Bus, ConsumerMessages, JsMsg } from '@ars/bus';
+import type { EventFrame } from '@ars/contracts';
+import { isServiceError } from '@ars/contracts';
+import type { Logger } from '@ars/telemetry';
+
+/** Handles one event; a throw is retried with backoff (then the message is terminated). */
+export type EventHandler = (frame: EventFrame) => Promise<void>;
+
+/** Options of {@link startDurableConsumer}. */
+export interface DurableConsumerOptions {
+  readonly bus: Bus;
+  readonly logger: Logger;
+  /** Durable name, shared by every replica of the service. */
+  readonly durable: string;
+  /** One subject filter (nats-server 2.9 takes one). */
+  readonly filterSubject: string;
+  readonly handle: EventHandler;
+  /** Deliveries before a failing message is terminated and reported. @default 8 */
+  readonly maxAttempts?: number;
+}
+
+/** A running consumer. */
+export interface RunningConsumer {
+  /** Stops pulling and waits for the message in hand. */
+  stop(): Promise<void>;
+}
+
+const ACK_WAIT_MS = 60_000;
+/**
+ * Messages pulled ahead of the one in hand. Their ack timers run while they
+ * wait, and one message may take a few seconds (a `tasks.get` call), so the
+ * buffer stays small enough to finish within {@link ACK_WAIT_MS}.
+ */
+const PULL_BATCH = 8;
+const NANOS_PER_MS = 1_000_000;
+
+/** Redelivery delay after the n-th failed attempt: 0.5 s doubling up to 30 s. */
+function backoffMs(attempt: number): number {
+  return Math.min(30_000, 500 * 2 ** Math.max(0, attempt - 1));
+}
+
+async function ensureConsumer(options: DurableConsumerOptions): Promise<void> {
+  const { jsm } = options.bus;
+  try {
+    await jsm.consumers.info(EVENTS_STREAM, options.durable);
+    return;
+  } catch {
+    // Not there yet (or the lookup failed): create it; a real failure surfaces here.
+  }
+  await jsm.consumers.add(EVENTS_STREAM, {
+    durable_name: options.durable,
+    filter_subject: options.filterSubject,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: ACK_WAIT_MS * NANOS_PER_MS,
+    max_deliver: -1,
+  });
+}
+
+/**
+ * The acknowledgement decision, in one place: success acks; a failure naks
+ * with backoff until `maxAttempts` deliveries, then terminates the message
+ * and logs it (a poison message must not stall the session history); a
+ * message that is not an event at all is terminated at once.
+ */
+async function settle(msg: JsMsg, options: DurableConsumerOptions, maxAttempts: number): Promise<void> {
+  let frame: EventFrame;
+  try {
+    frame = decodeEventMessage(msg);
+  } catch (error) {
+    options.logger.error({ err: error, sequence: msg.seq, consumer: options.durable }, 'malformed event terminated');
+    msg.term('malformed event');
+    return;
+  }
+  try {
+    await options.handle(frame);
+    msg.ack();
+  } catch (error) {
+    const attempt = msg.info.deliveryCount;
+    const fields = { err: error, sequence: msg.seq, eventType: frame.type, attempt, consumer: options.durable };
+    if (attempt >= maxAttempts || (isServiceError(error) && !error.retryable && error.status < 500)) {
+      options.logger.error(fields, 'event handling failed; message terminated');
+      msg.term('handling failed');
+      return;
+    }
+    options.logger.warn(fields, 'event handling failed; will retry');
+    msg.nak(backoffMs(attempt));
+  }
+}
+
+/**
+ * Consumes the EVENTS stream through a durable pull consumer (created on
+ * first start, delivering from the first retained event), one message at a
+ * time in stream order.
+ */
+export async function startDurableConsumer(options: DurableConsumerOptions): Promise<RunningConsumer> {
+  const maxAttempts = options.maxAttempts ?? 8;
+  await ensureConsumer(options);
+  const consumer = await options.bus.js.consumers.get(EVENTS_STREAM, options.durable);
+  const messages: ConsumerMessages = await consumer.consume({ max_messages: PULL_BATCH });
+  const loop = (async () => {
+    for await (const msg of messages) await settle(msg, options, maxAttempts);
+  })().catch((error: unknown) => options.logger.error({ err: error, consumer: options.durable }, 'consumer stopped'));
+  return {
+    async stop() {
+      await messages.close();
+      await loop;
+    },
+  };
+}

@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import { isServiceError } from '@ars/contracts';
+import type { RpcClient } from '@ars/bus';
+import type { Logger } from '@ars/telemetry';
+import type { Catalog } from '../catalog/admission.ts';
+import { isTombstone, toIsoUtc } from '../domain/session.ts';
+import type { SessionTriple } from '../domain/session.ts';
+import { taskStateRecord, transitionOf, turnRecord } from '../domain/state-records.ts';
+import type { StateRecordDoc, StateRecordInput } from '../domain/state-records.ts';
+import { deriveTitle } from '../domain/title.ts';
+import type { SessionEvents } from '../session-events.ts';
+import type { ProjectionRepository } from '../store/projection.repository.ts';
+import type { SessionRepository } from '../store/session.repository.ts';
+import type { StateRecordRepository } from '../store/state-record.repository.ts';
+import type { EventHandler } from './durable-consumer.ts';
+
+/** Durable name of the state-record consumer. */
+export const STATE_RECORDS_CONSUMER = 'session-state-records';
+
+/** How long reading a task's query from the run-executor may take, in milliseconds. */
+const QUERY_TIMEOUT_MS = 5_000;
+
+/** `ErrorClass` of `session.naming_failed` when the first query has no visible text. */
+export const EMPTY_QUERY_ERROR_CLASS = 'empty_query';
+
+const TaskQuery = z.looseObject({ task: z.looseObject({ query: z.string() }) });
+
+/** Dependencies of {@link createTaskEventHandler}. */
+export interface TaskEventDeps {
+  readonly catalog: Catalog;
+  readonly sessions: SessionRepository;
+  readonly records: StateRecordRepository;
+  readonly projections: ProjectionRepository;
+  readonly events: SessionEvents;
+  readonly rpc: RpcClient;
+  readonly logger: Logger;
+}
+
+type QueryOutcome = { readonly query: string } | { readonly errorClass: string };
+
+/**
+ * Records a session's state records from its task events:
+ * - every task transition (spawned, started, completed, failed, cancelled,
+ *   paused, resumed) becomes a `task_state` record with the prior status;
+ * - `task.spawned` of a top-level task is also a `turn` (role `user`); its
+ *   text is the task's query, read once from the run-executor's `tasks.get`
+ *   (the event does not carry it); when that read fails the turn is kept
+ *   without content;
+ * - the first turn names the session automatically (`session.title_changed`
+ *   Source `auto`, or `session.naming_failed` with the error class);
+ * - activity moves `last_seen_at` forward.
+ * Records are keyed by stream sequence: a redelivered event inserts nothing
+ * twice. Events of an erased session are dropped; a session seen first on
+ * the stream is opened.
+ */
+export function createTaskEventHandler(deps: TaskEventDeps): EventHandler {
+  async function readQuery(triple: SessionTriple, taskId: string): Promise<QueryOutcome> {
+    try {
+      const reply = await deps.rpc.call(
+        'run-executor',
+        'tasks.get',
+        { ...triple, scopes: [] },
+        { identity: {}, task_id: taskId },
+        { timeoutMs: QUERY_TIMEOUT_MS },
+      );
+      const parsed = TaskQuery.safeParse(reply);
+      return parsed.success ? { query: parsed.data.task.query } : { errorClass: 'malformed_reply' };
+    } catch (error) {
+      return { errorClass: isServiceError(error) ? error.code : 'internal' };
+    }
+  }
+
+  async function nameSession(triple: SessionTriple, outcome: QueryOutcome): Promise<void> {
+    if (!(await deps.sessions.claimNaming(triple))) return;
+    const title = 'query' in outcome ? deriveTitle(outcome.query) : undefined;
+    const named = await deps.sessions.finishNaming(triple, title);
+    if (named) {
+      await deps.events.titleChanged(triple, 'auto');
+      return;
+    }
+    if (title === undefined) {
+      const errorClass = 'errorClass' in outcome ? outcome.errorClass : EMPTY_QUERY_ERROR_CLASS;
+      await deps.events.namingFailed(triple, errorClass);
+    }
+  }
+
+  /** Undoes this event's writes when an erasure started meanwhile (it may have deleted before we wrote). */
+  async function dropIfErased(triple: SessionTriple, written: readonly StateRecordDoc[]): Promise<void> {
+    const current = await deps.sessions.find(triple);
+    if (current === null || !isTombstone(current.status)) return;
+    await deps.records.deleteByIds(written.map((r) => r._id));
+    await deps.projections.deleteSession(triple);
+  }
+
+  return async (frame) => {
+    const transition = transitionOf(frame.type, frame.payload);
+    if (transition === undefined) return;
+    const triple: SessionTriple = { tenant: frame.tenant, user: frame.user, session: frame.session };
+    const session = await deps.catalog.ensure(triple);
+    if (session === undefined) return; // erased: nothing of it is recorded any more
+
+    const input: StateRecordInput = {
+      triple,
+      streamSequence: frame.sequence,
+      occurredAt: toIsoUtc(frame.occurred_at),
+      taskId: transition.taskId,
+    };
+    const applied = await deps.projections.applyTask(triple, transition.taskId, transition.status, frame.sequence);
+    const written: StateRecordDoc[] = [];
+    let query: QueryOutcome | undefined;
+    if (transition.isTurn) {
+      query = await readQuery(triple, transition.taskId);
+      written.push(turnRecord(input, 'query' in query ? query.query : undefined));
+    }
+    written.push(taskStateRecord(input, transition.status, transition.priorStatus ?? applied.prior));
+    for (const record of written) await deps.records.insert(record);
+
+    const spawned = frame.type === 'task.spawned';
+    const task = spawned ? { id: transition.taskId, total: await deps.projections.taskTotal(triple) } : undefined;
+    await deps.sessions.noteActivity(triple, input.occurredAt, task);
+    if (query !== undefined) await nameSession(triple, query);
+    await dropIfErased(triple, written);
+    deps.logger.debug({ sequence: frame.sequence, eventType: frame.type }, 'state records written');
+  };
+}

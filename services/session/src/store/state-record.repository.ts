@@ -1,0 +1,81 @@
+import { isDuplicateKeyError, paginate } from '@ars/store';
+import type { Collection, Filter, Page, Store } from '@ars/store';
+import type { StateRecordKind } from '@ars/contracts';
+import type { SessionTriple } from '../domain/session.ts';
+import type { StateRecordDoc } from '../domain/state-records.ts';
+
+/** Collection of the sessions' state records. */
+export const STATE_RECORDS_COLLECTION = 'state_records';
+
+/** Which records of a session a history read wants. */
+export interface HistoryQuery {
+  readonly triple: SessionTriple;
+  readonly taskId?: string | undefined;
+  readonly kinds?: readonly StateRecordKind[] | undefined;
+  /** Inclusive, ISO UTC. */
+  readonly since?: string | undefined;
+  /** Exclusive, ISO UTC. */
+  readonly until?: string | undefined;
+  readonly limit: number;
+  readonly cursor?: string | undefined;
+}
+
+/** The state records, keyed by source event so that redelivery inserts nothing twice. */
+export interface StateRecordRepository {
+  ensureIndexes(): Promise<void>;
+  /** Inserts the record; false when it was already there. */
+  insert(record: StateRecordDoc): Promise<boolean>;
+  /** Oldest first. */
+  page(query: HistoryQuery): Promise<Page<StateRecordDoc>>;
+  deleteByIds(ids: readonly string[]): Promise<number>;
+  deleteSession(triple: SessionTriple): Promise<number>;
+  count(triple: SessionTriple): Promise<number>;
+}
+
+function ownedBy(triple: SessionTriple): Filter<StateRecordDoc> {
+  return { tenant: triple.tenant, user: triple.user, session_id: triple.session };
+}
+
+/** The store-backed state records. */
+export function createStateRecordRepository(store: Store): StateRecordRepository {
+  const records: Collection<StateRecordDoc> = store.collection<StateRecordDoc>(STATE_RECORDS_COLLECTION);
+  return {
+    async ensureIndexes() {
+      await records.createIndex({ tenant: 1, user: 1, session_id: 1, seq: 1 });
+    },
+
+    async insert(record) {
+      try {
+        await records.insertOne(record);
+        return true;
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return false;
+        throw error;
+      }
+    },
+
+    page(query) {
+      const filter: Filter<StateRecordDoc> = { ...ownedBy(query.triple) };
+      if (query.taskId !== undefined) filter.task_id = query.taskId;
+      if (query.kinds !== undefined) filter.kind = { $in: [...query.kinds] };
+      if (query.since !== undefined || query.until !== undefined) {
+        filter.occurred_at = {
+          ...(query.since === undefined ? {} : { $gte: query.since }),
+          ...(query.until === undefined ? {} : { $lt: query.until }),
+        };
+      }
+      return paginate(records, filter, { sortField: 'seq', direction: 'asc', limit: query.limit, after: query.cursor });
+    },
+
+    async deleteByIds(ids) {
+      if (ids.length === 0) return 0;
+      return (await records.deleteMany({ _id: { $in: [...ids] } })).deletedCount;
+    },
+
+    async deleteSession(triple) {
+      return (await records.deleteMany(ownedBy(triple))).deletedCount;
+    },
+
+    count: (triple) => records.countDocuments(ownedBy(triple)),
+  };
+}
