@@ -110,6 +110,12 @@ export const GovernanceSetPostureRequest = requestOf({
   if (new Set(names).size !== names.length) {
     ctx.addIssue({ code: 'custom', path: ['tiers'], message: 'tier names must be unique' });
   }
+  request.tiers.forEach((tier, index) => {
+    const chain = (tier.failover ?? []).map((p) => p.name);
+    if (new Set(chain).size !== chain.length) {
+      ctx.addIssue({ code: 'custom', path: ['tiers', index, 'failover'], message: 'provider names must be unique' });
+    }
+  });
 });
 export type GovernanceSetPostureRequest = z.infer<typeof GovernanceSetPostureRequest>;
 

@@ -1,13 +1,82 @@
 import { defineService } from '@ars/service-kit';
+import type { ServiceContext, ServiceImplementation } from '@ars/service-kit';
 import { GovernanceConfig } from './config.ts';
+import { parseCurrencyRates } from './domain/currency.ts';
+import { admitLlmCallHandler } from './handlers/admit-llm-call.handler.ts';
+import type { GovernanceContext } from './handlers/context.ts';
+import { effectiveOverridesHandler } from './handlers/effective-overrides.handler.ts';
+import { failoverHandler } from './handlers/failover.handler.ts';
+import { governancePostureHandler, llmPostureHandler } from './handlers/posture.handler.ts';
+import { providerKeyHandler } from './handlers/provider-key.handler.ts';
+import { recordCostHandler } from './handlers/record-cost.handler.ts';
+import { rotateKeyHandler } from './handlers/rotate-key.handler.ts';
+import { setPostureHandler } from './handlers/set-posture.handler.ts';
+import { getTenantOverridesHandler, setTenantOverridesHandler } from './handlers/tenant-overrides.handler.ts';
+import { recordTokenRotationHandler } from './handlers/token-rotation.handler.ts';
+import { INTERNAL_ENDPOINTS } from './internal-api.ts';
+import { loadKeyEncryptionKey } from './secrets/key-encryption-key.ts';
+import { createRepositories } from './store/repositories.ts';
+import { openRevocationWriter } from './store/revocations.kv.ts';
+
+/** Options of {@link defineGovernanceService}. */
+export interface GovernanceServiceOptions {
+  /** Epoch milliseconds now; @default Date.now (embedding code may pass its own clock). */
+  readonly now?: () => number;
+}
+
+async function buildGovernance(
+  context: ServiceContext<GovernanceConfig>,
+  options: GovernanceServiceOptions,
+): Promise<ServiceImplementation> {
+  const { config, logger } = context;
+  const kek = await loadKeyEncryptionKey(config, logger);
+  logger.info({ kekId: kek.id, source: kek.source }, 'key-encryption key loaded');
+  const ctx: GovernanceContext = {
+    repos: await createRepositories(context.store),
+    publisher: context.publisher,
+    revocations: await openRevocationWriter(context.bus),
+    kek,
+    // Validated by the config schema already.
+    rates: parseCurrencyRates(config.GOVERNANCE_CURRENCY_RATES) ?? { USD: 1 },
+    healthWindowMs: config.GOVERNANCE_PROVIDER_HEALTH_WINDOW_SECONDS * 1000,
+    logger,
+    now: options.now ?? Date.now,
+  };
+  return {
+    // auth.rotate_token is completed by the gateway (it holds the signing
+    // keys); its revocation and audit trail are _governance.record_token_rotation.
+    handlers: {
+      'governance.posture': governancePostureHandler(ctx),
+      'llm.posture': llmPostureHandler(ctx),
+      'governance.set_posture': setPostureHandler(ctx),
+      'governance.get_tenant_overrides': getTenantOverridesHandler(ctx),
+      'governance.set_tenant_overrides': setTenantOverridesHandler(ctx),
+      'governance.rotate_key': rotateKeyHandler(ctx),
+    },
+    internalHandlers: {
+      [INTERNAL_ENDPOINTS.admitLlmCall]: admitLlmCallHandler(ctx),
+      [INTERNAL_ENDPOINTS.recordCost]: recordCostHandler(ctx),
+      [INTERNAL_ENDPOINTS.failover]: failoverHandler(ctx),
+      [INTERNAL_ENDPOINTS.effectiveOverrides]: effectiveOverridesHandler(ctx),
+      [INTERNAL_ENDPOINTS.providerKey]: providerKeyHandler(ctx),
+      [INTERNAL_ENDPOINTS.recordTokenRotation]: recordTokenRotationHandler(ctx),
+    },
+  };
+}
 
 /**
- * The governance service: governance.*, governance.posture, llm.posture and auth.rotate_token; budgets, rate limits, tenant overrides and provider keys.
- * Every registry method it owns answers `unimplemented` until its handler is built.
+ * The governance service: governance.*, governance.posture and llm.posture;
+ * budgets, rate limits, tenant overrides and provider keys, and the internal
+ * endpoints the run engine and the gateway call (see `internal-api.ts`).
  */
-export const governanceService = defineService({
-  name: 'governance',
-  version: '0.1.0',
-  config: GovernanceConfig,
-  build: async () => ({ handlers: {} }),
-});
+export function defineGovernanceService(options: GovernanceServiceOptions = {}) {
+  return defineService({
+    name: 'governance',
+    version: '0.1.0',
+    config: GovernanceConfig,
+    build: (context) => buildGovernance(context, options),
+  });
+}
+
+/** The governance service as `main.ts` runs it. */
+export const governanceService = defineGovernanceService();

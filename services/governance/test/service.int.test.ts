@@ -18,7 +18,10 @@ describe('governance service', () => {
   beforeAll(async () => {
     storeDir = await mkdtemp(join(tmpdir(), 'ars-governance-'));
     nats = await startNatsServer({ storeDir });
-    service = await startInProcess(governanceService, { natsUrl: nats.url });
+    service = await startInProcess(governanceService, {
+      natsUrl: nats.url,
+      env: { DATA_DIR: join(storeDir, 'data') },
+    });
   });
 
   afterAll(async () => {

@@ -1,0 +1,223 @@
+import { z } from 'zod';
+import { FailoverProvider, LlmOverridesView } from '@ars/contracts';
+
+/**
+ * The governance service's internal endpoints: service-to-service calls on
+ * `ars.rpc.governance.<name>`, never routed by the gateway. Call them with
+ * `rpc.call('governance', name, identity, body)`, where `identity` is the
+ * run's (or the caller's) verified identity as received. Bodies are strict:
+ * an unknown member or a wrong type is `invalid_request`. A body identity's
+ * tenant must equal the calling identity's tenant (`scope_mismatch` otherwise).
+ */
+export const INTERNAL_ENDPOINTS = {
+  admitLlmCall: '_governance.admit_llm_call',
+  recordCost: '_governance.record_cost',
+  failover: '_governance.failover',
+  effectiveOverrides: '_governance.effective_overrides',
+  providerKey: '_governance.provider_key',
+  recordTokenRotation: '_governance.record_token_rotation',
+} as const;
+
+const Name = z.string().min(1).max(256);
+
+/** The identity quad of a run-scoped call; `run` is the task id (`''` outside a run). */
+export const RunIdentity = z.strictObject({ tenant: Name, user: Name, session: Name, run: z.string().max(256) });
+export type RunIdentity = z.infer<typeof RunIdentity>;
+const Tier = z
+  .string()
+  .min(1)
+  .max(128)
+  .optional()
+  .describe("governance tier; absent or unknown: the posture's default");
+
+/**
+ * `_governance.admit_llm_call`: asked by the run engine before every LLM call.
+ *
+ * Checks, in order, against the call's tier (`tier`, else the default tier):
+ * 1. `model` must be in the tier's `models` (when listed), else refused `model_not_allowed`.
+ * 2. the tier's budget: once the tenant's spend in the current period
+ *    (day/month/total, UTC) has reached the ceiling, refused `budget_exceeded`
+ *    and `governance.budget_exceeded` is published.
+ * 3. the max-tokens cap: `requested_max_tokens` above it publishes
+ *    `governance.maxtokens_exceeded` and is clipped to the cap (policy
+ *    `clip`, the default) or refused `max_tokens_exceeded` (policy `refuse`).
+ * 4. the token bucket of (tenant, tier, model): a call draws 1 token (unit
+ *    `calls`) or its admitted max tokens (unit `tokens`). Short of tokens,
+ *    `governance.rate_limited` is published and the call either waits
+ *    (policy `wait`: the tokens are reserved and `wait_ms` says how long to
+ *    sleep before calling) or is refused `rate_limited` (policy `fail`, a
+ *    wait above `max_wait_ms`, or a draw above the capacity).
+ *
+ * A refusal is thrown as ServiceError with code `rate_limited`
+ * (budget_exceeded, rate_limited) or `invalid_request` (max_tokens_exceeded,
+ * model_not_allowed) and a message `<reason>: <detail>`; `<reason>` is the
+ * ErrorCode the run fails with (`task.failed`).
+ */
+export const AdmitLlmCallRequest = z.strictObject({
+  identity: RunIdentity.describe('the run: tenant, user, session, run (task id)'),
+  model: Name.describe('the model the call will use (after overrides)'),
+  tier: Tier,
+  requested_max_tokens: z.int().positive().describe('max tokens the call would ask the provider for'),
+});
+export type AdmitLlmCallRequest = z.infer<typeof AdmitLlmCallRequest>;
+
+/** The answer of an admitted call. */
+export const AdmitLlmCallResponse = z.object({
+  allowed: z.literal(true),
+  tier: z.string().describe('the tier applied'),
+  model: z.string(),
+  max_tokens: z.int().positive().describe('max tokens to ask for: the request, clipped to the cap'),
+  clipped: z.boolean(),
+  wait_ms: z.int().nonnegative().describe('sleep this long before calling (0: call now)'),
+});
+export type AdmitLlmCallResponse = z.infer<typeof AdmitLlmCallResponse>;
+
+/**
+ * `_governance.record_cost`: asked by the run engine after every LLM call
+ * (also a failed one that cost something). Adds the cost to the tenant's
+ * spend in the tier, in the current day, month and total windows. With a
+ * `call_id` seen before for the tenant nothing is added (a redelivered step
+ * records at most once). Publishes nothing: the next admission refuses once
+ * the ceiling is reached.
+ */
+export const RecordCostRequest = z.strictObject({
+  identity: RunIdentity,
+  model: Name,
+  tier: Tier,
+  cost_usd: z.number().nonnegative().describe('cost of the call in USD'),
+  tokens_in: z.int().nonnegative(),
+  tokens_out: z.int().nonnegative(),
+  call_id: Name.optional().describe('idempotency key of the call, e.g. "<run>:<step>:<attempt>"'),
+});
+export type RecordCostRequest = z.infer<typeof RecordCostRequest>;
+
+/** One spend window after the call. */
+export const SpendWindowView = z.object({
+  period: z.enum(['day', 'month', 'total']),
+  period_start: z.string(),
+  spent_usd: z.number(),
+  tokens_in: z.int(),
+  tokens_out: z.int(),
+  calls: z.int(),
+});
+
+/** The spend after the call, and the budget's state when the tier has one. */
+export const RecordCostResponse = z.object({
+  tier: z.string(),
+  duplicate: z.boolean().describe('true when call_id was already recorded: nothing added'),
+  spend: z.array(SpendWindowView),
+  budget: z
+    .object({
+      period: z.string(),
+      period_start: z.string(),
+      spent: z.number().describe('in the budget currency'),
+      ceiling: z.number(),
+      currency: z.string(),
+      exceeded: z.boolean().describe('true: the next admit_llm_call of the tier is refused'),
+    })
+    .optional(),
+});
+export type RecordCostResponse = z.infer<typeof RecordCostResponse>;
+
+/**
+ * `_governance.failover`: asked by the run engine when a provider call failed
+ * with a provider error. Records the failure (llm.posture's `healthy`) and
+ * answers the next provider of the tier's failover chain: the one after
+ * `from_provider`, or the chain's first when `from_provider` is not in it.
+ * `hop_index` is 1 for the first failover of a call, 2 for the next…; past
+ * the chain's length, or at its end, the answer is `provider: null` (fail the
+ * call). When a provider is returned, `governance.failover` is published.
+ * Fetch its key with `_governance.provider_key`.
+ */
+export const FailoverRequest = z.strictObject({
+  identity: RunIdentity,
+  tier: Tier,
+  from_provider: Name.describe('the provider that failed'),
+  hop_index: z.int().positive().describe('1 for the first failover of this call'),
+  accumulated_cost: z.number().nonnegative().describe('USD spent on this call so far, over every hop'),
+  reason: z.string().max(1024).describe('the provider error, without secrets'),
+});
+export type FailoverRequest = z.infer<typeof FailoverRequest>;
+
+/** The provider to retry on, or null. */
+export const FailoverResponse = z.object({
+  provider: FailoverProvider.nullable(),
+  hop_index: z.int(),
+  remaining_hops: z.int().nonnegative().describe('hops the chain still allows after this one'),
+});
+export type FailoverResponse = z.infer<typeof FailoverResponse>;
+
+/** `_governance.effective_overrides`: the tenant's LLM overrides, a layer of the run's effective configuration. */
+export const EffectiveOverridesRequest = z.strictObject({ tenant: Name });
+export type EffectiveOverridesRequest = z.infer<typeof EffectiveOverridesRequest>;
+
+/** The members currently set (`{}` when none). */
+export const EffectiveOverridesResponse = z.object({
+  tenant: z.string(),
+  overrides: LlmOverridesView,
+  updated_at: z.string().optional(),
+});
+export type EffectiveOverridesResponse = z.infer<typeof EffectiveOverridesResponse>;
+
+/**
+ * `_governance.provider_key`: the decrypted API key of a tenant's provider,
+ * for the run engine only. Never log or publish `key`. No key installed:
+ * `not_found`; a key sealed under another key-encryption key (the KEK
+ * changed): `internal`, saying so.
+ */
+export const ProviderKeyRequest = z.strictObject({ tenant: Name, provider: Name });
+export type ProviderKeyRequest = z.infer<typeof ProviderKeyRequest>;
+
+/** The key and its fingerprint. */
+export const ProviderKeyResponse = z.object({
+  tenant: z.string(),
+  provider: z.string(),
+  key: z.string(),
+  fingerprint: z.string().describe('sha256:<first 16 hex>'),
+  rotated_at: z.string(),
+});
+export type ProviderKeyResponse = z.infer<typeof ProviderKeyResponse>;
+
+const TokenFingerprint = z
+  .string()
+  .regex(/^(sha256:)?[0-9a-f]{64}$/)
+  .describe('SHA-256 of the compact token string: 64 lowercase hex digits, optionally prefixed "sha256:"');
+const Instant = z.iso.datetime({ offset: true });
+
+/**
+ * `_governance.record_token_rotation`: asked by the gateway while it serves
+ * `auth.rotate_token` (admin), after minting the new token and before
+ * revealing it. Call it with the caller's verified identity (it must hold
+ * `admin`, else `identity_scope_required`). Writes the revoked token to the
+ * `ars_revocations` KV bucket (keys `fp.<hex>` and, with a `token_id`,
+ * `jti.<base64url>`), stores the rotation and publishes
+ * `audit.admin_scope_used` (shape 2, Method `auth.rotate_token`; ids and
+ * short fingerprints only). Idempotent for the same (revoked, issued) pair;
+ * the same revoked token with another issued token is `conflict` (rotated
+ * already: do not reveal the second token).
+ */
+export const RecordTokenRotationRequest = z.strictObject({
+  revoked: z.strictObject({
+    token_id: Name.optional().describe('jti of the presented token, when it has one'),
+    fingerprint: TokenFingerprint,
+    expires_at: Instant.describe('exp of the presented token'),
+  }),
+  issued: z.strictObject({
+    token_id: Name.describe('jti of the new token'),
+    fingerprint: TokenFingerprint,
+    expires_at: Instant,
+  }),
+});
+export type RecordTokenRotationRequest = z.infer<typeof RecordTokenRotationRequest>;
+
+/** The stored rotation. */
+export const RecordTokenRotationResponse = z.object({
+  rotation_id: z.string(),
+  revoked_token_id: z.string().optional(),
+  revoked_fingerprint: z.string().describe('sha256:<first 16 hex>'),
+  issued_token_id: z.string(),
+  rotated_at: z.string(),
+  revocation_keys: z.array(z.string()),
+  created: z.boolean().describe('false when this rotation had been recorded already'),
+});
+export type RecordTokenRotationResponse = z.infer<typeof RecordTokenRotationResponse>;
