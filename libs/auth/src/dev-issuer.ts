@@ -91,6 +91,7 @@ export async function createDevIssuer(options: DevIssuerOptions = {}): Promise<D
       .setIssuer(issuer)
       .setAudience(audience)
       .setSubject(request.user)
+      .setJti(randomUUID())
       .setIssuedAt(now)
       .setExpirationTime(now + ttl)
       .sign(privateKey);

@@ -18,6 +18,8 @@ export interface TokenClaims {
   readonly sub?: string;
   /** Expiry, seconds since the epoch (the verified `exp`). */
   readonly exp?: number;
+  /** The token's id (`jti`), when the issuer sets one; revocations name it. */
+  readonly jti?: string;
 }
 
 function requiredString(payload: JWTPayload, name: 'tenant' | 'user'): string {
@@ -66,5 +68,6 @@ export function readTokenClaims(payload: JWTPayload, kid?: string): TokenClaims 
     ...(payload.iss === undefined ? {} : { iss: payload.iss }),
     ...(payload.sub === undefined ? {} : { sub: payload.sub }),
     ...(typeof payload.exp === 'number' ? { exp: payload.exp } : {}),
+    ...(typeof payload.jti === 'string' && payload.jti !== '' ? { jti: payload.jti } : {}),
   });
 }
