@@ -1,0 +1,23 @@
+import { DeliverPolicy, EVENTS_STREAM, decodeEventMessage, eventFilterSubject } from '@ars/bus';
+import type { Bus, EventFilter } from '@ars/bus';
+import type { EventFrame } from '@ars/contracts';
+
+/**
+ * Reads every stored event matching `filter` (from sequence 1) through an
+ * ordered consumer, in stream order. Test support: reads what is stored now
+ * and returns; call it after the write under test resolved.
+ */
+export async function readEvents(bus: Bus, filter: EventFilter): Promise<EventFrame[]> {
+  const consumer = await bus.js.consumers.get(EVENTS_STREAM, {
+    filter_subjects: eventFilterSubject(filter),
+    deliver_policy: DeliverPolicy.All,
+  });
+  const { num_pending: pending } = await consumer.info(true);
+  const frames: EventFrame[] = [];
+  while (frames.length < pending) {
+    const msg = await consumer.next({ expires: 5_000 });
+    if (msg === null) throw new Error(`expected ${pending} events, read ${frames.length}`);
+    frames.push(decodeEventMessage(msg));
+  }
+  return frames;
+}
