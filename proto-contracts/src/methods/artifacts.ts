@@ -9,11 +9,18 @@ import { onControl } from './routing.ts';
 export const ARTIFACT_REF_TTL_SECONDS = { default: 900, min: 1, max: 86_400 } as const;
 
 /**
- * artifacts.put: the bytes travel base64-encoded in `content_base64`. The
- * body identity's tenant may name another tenant (admin only).
+ * artifacts.put: the bytes travel base64-encoded in `content_base64`, or, when
+ * they do not fit one bus message, were streamed beforehand through the
+ * artifact service's upload protocol and are named by `upload_id`. Exactly one
+ * of the two (else `invalid_request`). The body identity's tenant may name
+ * another tenant (admin only).
  */
 export const ArtifactsPutRequest = requestOf({
-  content_base64: z.base64().describe('the bytes, standard base64'),
+  content_base64: z
+    .base64()
+    .optional()
+    .describe('the bytes, standard base64; exactly one of content_base64 and upload_id'),
+  upload_id: Id.optional().describe('a streamed upload to store instead of content_base64 (exactly one of the two)'),
   mime_type: MimeType,
   name: z.string().min(1).max(255).optional(),
   source: z.string().min(1).max(256).default('upload'),

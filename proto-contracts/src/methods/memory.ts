@@ -67,7 +67,7 @@ export type MemoryHealthResponse = z.infer<typeof MemoryHealthResponse>;
 export const MemoryStrategyTraceRequest = requestOf({ run: Id.optional(), ...pageRequest });
 export type MemoryStrategyTraceRequest = z.infer<typeof MemoryStrategyTraceRequest>;
 
-/** A page of trace entries, newest first. */
+/** A page of trace entries in the order the planner considered them. */
 export const MemoryStrategyTraceResponse = record({ ...pageOf(StrategyTraceEntry) });
 export type MemoryStrategyTraceResponse = z.infer<typeof MemoryStrategyTraceResponse>;
 

@@ -1,0 +1,66 @@
+import { ServiceError } from '@ars/contracts';
+import type { RpcHandler } from '@ars/bus';
+import type { BlobDriver, BlobLocation } from '../blob/blob-driver.ts';
+import { toMetadata } from '../domain/artifact.ts';
+import { assertWithinLimit } from '../domain/size-limit.ts';
+import type { ArtifactDeps } from '../handlers/deps.ts';
+import { targetOf } from '../handlers/identity.ts';
+import { newBlobKey } from '../handlers/put.handler.ts';
+import { readableArtifact } from '../handlers/read-access.ts';
+import { parseBody } from './parse.ts';
+import { DownloadBeginRequest, UploadBeginRequest } from './schemas.ts';
+
+export const UPLOAD_BEGIN_ENDPOINT = '_artifact.upload_begin';
+export const DOWNLOAD_BEGIN_ENDPOINT = '_artifact.download_begin';
+
+function locate(blobs: BlobDriver, key: string, endpoint: string): BlobLocation {
+  if (blobs.locate === undefined) {
+    throw new ServiceError('unimplemented', `${endpoint}: the ${blobs.kind} blob driver offers no streaming access`);
+  }
+  return blobs.locate(key);
+}
+
+/**
+ * `_artifact.upload_begin {size_bytes?}` → `{upload_id, location, max_bytes,
+ * expires_at}`. The caller (the gateway) streams the bytes into
+ * `location` (an object store entry) itself, then calls `artifacts.put` with
+ * `upload_id` and the metadata. Bound to the verified (tenant, user) of this
+ * call; an announced size over the limit is refused at once.
+ */
+export function createUploadBeginHandler(deps: ArtifactDeps): RpcHandler {
+  return async ({ identity: verified, body }) => {
+    const request = parseBody(UPLOAD_BEGIN_ENDPOINT, UploadBeginRequest, body);
+    if (request.size_bytes !== undefined) assertWithinLimit(request.size_bytes, deps.maxBytes);
+    const uploadId = deps.newId();
+    const blobKey = newBlobKey();
+    const location = locate(deps.blobs, blobKey, UPLOAD_BEGIN_ENDPOINT);
+    const now = deps.now();
+    const expiresAt = new Date(now.getTime() + deps.uploadTtlSeconds * 1000).toISOString();
+    await deps.uploads.insert({
+      _id: uploadId,
+      upload_id: uploadId,
+      tenant: verified.tenant,
+      user: verified.user,
+      session: verified.session,
+      blob_key: blobKey,
+      ...(request.size_bytes === undefined ? {} : { declared_bytes: request.size_bytes }),
+      created_at: now.toISOString(),
+      expires_at: expiresAt,
+    });
+    return { upload_id: uploadId, location, max_bytes: deps.maxBytes, expires_at: expiresAt };
+  };
+}
+
+/**
+ * `_artifact.download_begin {identity, artifact_id}` → `{artifact, location}`:
+ * the artifacts.get read rule (the owner's tenant and user; else
+ * `not_found`), then where the caller streams the bytes from itself.
+ */
+export function createDownloadBeginHandler(deps: ArtifactDeps): RpcHandler {
+  return async ({ identity: verified, body }) => {
+    const request = parseBody(DOWNLOAD_BEGIN_ENDPOINT, DownloadBeginRequest, body);
+    const target = targetOf('artifacts.get', verified, request.identity);
+    const record = await readableArtifact(deps, target, request.artifact_id);
+    return { artifact: toMetadata(record), location: locate(deps.blobs, record.blob_key, DOWNLOAD_BEGIN_ENDPOINT) };
+  };
+}

@@ -1,0 +1,45 @@
+import { isAdmin, reconcileBodyIdentity } from '@ars/auth';
+import { getMethod, isServiceError, ServiceError } from '@ars/contracts';
+import type { IdentityScope, VerifiedIdentity } from '@ars/contracts';
+import type { Owner } from '../domain/memory-record.ts';
+import type { MemoryDeps } from './deps.ts';
+
+/** Publishes `memory.identity_rejected` for the verified caller, then throws `error`. */
+export async function reject(deps: MemoryDeps, verified: VerifiedIdentity, operation: string, error: ServiceError) {
+  deps.logger.info({ operation, code: error.code }, 'memory identity check refused');
+  await deps.events.identityRejected(verified, operation, error.message);
+  return error;
+}
+
+/**
+ * The target identity: the body identity reconciled with the verified one
+ * (memory methods cross nothing, so any contradiction is refused). A refusal
+ * publishes `memory.identity_rejected`.
+ */
+export async function targetFor(
+  deps: MemoryDeps,
+  methodName: string,
+  verified: VerifiedIdentity,
+  body: IdentityScope | undefined,
+): Promise<Owner> {
+  const method = getMethod(methodName);
+  if (method === undefined) throw new Error(`${methodName} is not in the method registry`);
+  try {
+    const { tenant, user, session } = reconcileBodyIdentity({ verified, body, method }).identity;
+    return { tenant, user, session };
+  } catch (error) {
+    if (isServiceError(error)) throw await reject(deps, verified, methodName, error);
+    throw error;
+  }
+}
+
+/** memory.put and memory.delete need the verified admin claim: else 403 `identity_scope_required`. */
+export async function requireAdmin(deps: MemoryDeps, verified: VerifiedIdentity, operation: string): Promise<void> {
+  if (isAdmin(verified.scopes)) return;
+  throw await reject(
+    deps,
+    verified,
+    operation,
+    new ServiceError('identity_scope_required', `${operation} needs the admin claim`),
+  );
+}
