@@ -51,7 +51,10 @@ export function createCatalog({ sessions, events, now }: CatalogDeps): Catalog {
     if (isTombstone(existing.status)) throw erasedError();
     if (existing.status === 'open') {
       if (!(await sessions.touchOpen(triple, iso))) return undefined;
-      await events.touched(triple, at);
+      // A normal turn sits on the start's critical path: the touch is
+      // recorded above; its event (best effort, failures logged) need not
+      // hold the start back.
+      void events.touched(triple, at);
       return 'open';
     }
     const before = await sessions.reopen(triple, iso);
