@@ -128,6 +128,7 @@ export {
   AgentConfigRevisionSummary,
   ConfigChange,
   SkillName,
+  SkillOrigin,
   Skill,
   SkillView,
 } from './schemas/agent-config.ts';

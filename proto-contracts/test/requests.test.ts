@@ -176,6 +176,11 @@ describe('other request schemas', () => {
       },
     ],
     ['agent_config.user.skills.upsert', { identity: {}, skill: { name: 'summarise', content: 'Summarise briefly.' } }],
+    [
+      'agent_config.skills.upsert',
+      { identity: {}, skill: { name: 'cite', content: 'Cite sources.' }, origin: 'pack:research', overwrite: true },
+    ],
+    ['agent_config.session.skills.upsert', { identity: {}, skill: { name: 'x', content: 'y' }, origin: 'proposed' }],
     ['mcp.servers.set_raw_html_trust', { identity: {}, server_id: 'srv', trusted: true }],
   ];
 
@@ -197,6 +202,9 @@ describe('other request schemas', () => {
       'agent_config.set_llm_provider',
       { identity: {}, agent_id: 'bot', provider: { provider_name: 'x', provider: 'other' } },
     ],
+    ['agent_config.user.skills.upsert', { identity: {}, skill: { name: 'x', content: 'y' }, origin: 'someone' }],
+    ['agent_config.user.skills.upsert', { identity: {}, skill: { name: 'x', content: 'y' }, origin: 'pack:' }],
+    ['agent_config.skills.upsert', { identity: {}, skill: { name: 'x', content: 'y' }, overwrite: 'yes' }],
   ];
 
   it.each(invalid)('refuses a malformed %s request', (name, body) => {

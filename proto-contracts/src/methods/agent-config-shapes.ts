@@ -7,6 +7,7 @@ import {
   ConfigChange,
   Skill,
   SkillName,
+  SkillOrigin,
   SkillView,
 } from '../schemas/agent-config.ts';
 import { Id, Timestamp, pageOf, pageRequest, record, requestOf } from '../schemas/common.ts';
@@ -63,8 +64,18 @@ export function setterRequest<S extends z.ZodRawShape>(shape: S) {
   return requestOf({ agent_id: AgentId, ...shape, ...revisionWrite });
 }
 
-/** skills.upsert: create or replace a skill; `idempotent` is true when nothing changed. */
-export const skillUpsertRequest = <S extends z.ZodRawShape>(scope: S) => requestOf({ ...scope, skill: Skill });
+/**
+ * skills.upsert: create or replace a skill; `idempotent` is true when nothing
+ * changed. Replacing a skill of another origin (say a pack's) needs
+ * `overwrite: true`; without it the upsert is refused (409 conflict).
+ */
+export const skillUpsertRequest = <S extends z.ZodRawShape>(scope: S) =>
+  requestOf({
+    ...scope,
+    skill: Skill,
+    origin: SkillOrigin.optional().describe('default manual; proposed stores a candidate, not an installed skill'),
+    overwrite: z.boolean().optional().describe('replace a skill of another origin; default false'),
+  });
 export const skillUpsertResponse = () => record({ skill: SkillView, idempotent: z.boolean() });
 
 /** skills.delete. */

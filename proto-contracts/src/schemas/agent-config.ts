@@ -166,6 +166,17 @@ export const Skill = z.strictObject({
 });
 export type Skill = z.infer<typeof Skill>;
 
+/**
+ * Where a skill comes from: `manual` (written by a person), `pack:<name>`
+ * (installed by a skill pack) or `proposed` (a candidate, e.g. written by a
+ * run, not installed until promoted by an upsert of another origin).
+ */
+export const SkillOrigin = z
+  .string()
+  .regex(/^(manual|proposed|pack:[A-Za-z0-9][A-Za-z0-9._-]{0,127})$/)
+  .describe('manual | proposed | pack:<name>');
+export type SkillOrigin = z.infer<typeof SkillOrigin>;
+
 /** A skill as stored and returned. */
 export const SkillView = record({
   name: z.string(),

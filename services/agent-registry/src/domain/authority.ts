@@ -28,3 +28,29 @@ export function checkBodyIdentity(method: string, verified: VerifiedIdentity, bo
     }
   }
 }
+
+/**
+ * The per-user variant tier's gate: the verified `agent_config:user` claim,
+ * else 403 `identity_scope_required`. `admin` does not satisfy it.
+ */
+export function requireVariantClaim(method: string, verified: VerifiedIdentity): void {
+  if (!verified.scopes.includes(SCOPES.agentConfigUser)) {
+    throw new ServiceError(
+      'identity_scope_required',
+      `${method} needs the ${SCOPES.agentConfigUser} claim (admin does not satisfy it)`,
+    );
+  }
+}
+
+/**
+ * The body identity component contradicting the verified one, if any (the
+ * check of {@link checkBodyIdentity} as data, for callers that report it).
+ */
+export function contradictedComponent(
+  verified: VerifiedIdentity,
+  body: IdentityScope | undefined,
+): 'tenant' | 'user' | 'session' | undefined {
+  return (['tenant', 'user', 'session'] as const).find(
+    (component) => body?.[component] !== undefined && body[component] !== verified[component],
+  );
+}

@@ -1,154 +1,62 @@
 import { ServiceError } from '@ars/contracts';
-import type {
-  AgentConfigGetRequest,
-  AgentConfigListRevisionsRequest,
-  AgentConfigRevision,
-  AgentConfigRevisionSummary,
-  AgentConfigSetRevisionRequest,
-  VerifiedIdentity,
-} from '@ars/contracts';
+import type { VerifiedIdentity } from '@ars/contracts';
 import type { EventPublisher, RpcHandler } from '@ars/bus';
-import { isInvalidCursorError } from '@ars/store';
-import type { z } from 'zod';
 import { checkBodyIdentity, requireAdmin } from '../domain/authority.ts';
-import { contentHash } from '../domain/canonical-json.ts';
-import type { RevisionRecord, RevisionRepository } from '../store/revision.repository.ts';
+import type { RetirementRepository } from '../store/retirement.repository.ts';
+import type { RevisionRepository } from '../store/revision.repository.ts';
+import { isRetired, refuseIfRetired } from './agent-state.ts';
+import { createRevisionTierHandlers } from './revision-tier.ts';
+import type { RevisionTier } from './revision-tier.ts';
 
-type SetRevisionBody = z.infer<typeof AgentConfigSetRevisionRequest>;
-type GetBody = z.infer<typeof AgentConfigGetRequest>;
-type ListBody = z.infer<typeof AgentConfigListRevisionsRequest>;
+export { toRevisionView } from './revision-tier.ts';
 
-/** What the revision handlers need. */
+/** What the admin revision handlers need. */
 export interface RevisionHandlerDeps {
   readonly revisions: RevisionRepository;
+  readonly retirements: RetirementRepository;
   readonly publisher: EventPublisher;
+  readonly defaultAgentId: string;
 }
 
-/** A stored revision as the wire shows it. */
-export function toRevisionView(record: RevisionRecord): AgentConfigRevision {
-  const { _id: _omitId, number: _omitNumber, ...view } = record;
-  return view;
-}
-
-function toSummary(record: RevisionRecord, headNumber: number | undefined): AgentConfigRevisionSummary {
-  return {
-    agent_id: record.agent_id,
-    revision_id: record.revision_id,
-    ...(record.parent_revision_id === undefined ? {} : { parent_revision_id: record.parent_revision_id }),
-    content_hash: record.content_hash,
-    author: record.author,
-    ...(record.message === undefined ? {} : { message: record.message }),
-    created_at: record.created_at,
-    head: record.number === headNumber,
-  };
-}
-
-/** Admin gate plus body identity check; returns the caller. */
-function admit(method: string, identity: VerifiedIdentity, body: { identity?: SetRevisionBody['identity'] }) {
+/** Admin gate (403 `identity_scope_required` without `admin`) plus the body identity check. */
+export function admitAdmin(method: string, identity: VerifiedIdentity, body: { identity?: unknown }) {
   requireAdmin(method, identity);
-  checkBodyIdentity(method, identity, body.identity);
+  checkBodyIdentity(method, identity, body.identity as Parameters<typeof checkBodyIdentity>[2]);
   return identity;
 }
 
 /**
- * `agent_config.set_revision` (admin): writes `config` as the agent's new
- * head revision in the caller's tenant and publishes `agent.config.revised`
- * after the store write (so a reader never sees the event before the
- * revision). A stale `parent_revision_id` is 409 `conflict`.
+ * The admin tier's revision methods (`agent_config.set_revision`, `get`,
+ * `list_revisions`, `diff`, `rollback`) over the (tenant, agent id)
+ * lineage. A retired agent takes no rollback (409 `conflict`);
+ * `set_revision` on it writes the new head and reinstates it.
  */
-function setRevision(deps: RevisionHandlerDeps): RpcHandler {
-  return async ({ method, identity, body }) => {
-    const request = body as SetRevisionBody;
-    const caller = admit(method, identity, request);
-    const author = { tenant: caller.tenant, user: caller.user, session: caller.session, run: '' };
-    const outcome = await deps.revisions.append({
-      tenant: caller.tenant,
-      agent_id: request.agent_id,
-      content_hash: contentHash(request.config),
-      author,
-      message: request.message,
-      config: request.config,
-      expected_parent: request.parent_revision_id,
-    });
-    if ('kind' in outcome && outcome.kind === 'contended') {
-      throw new ServiceError('conflict', `agent ${request.agent_id} is being revised concurrently; retry`);
-    }
-    if ('kind' in outcome) {
-      throw new ServiceError(
-        'conflict',
-        `parent_revision_id ${request.parent_revision_id ?? ''} is not the head of agent ${request.agent_id}` +
-          (outcome.head === undefined ? ' (it has no revision yet)' : ` (the head is ${outcome.head})`),
-      );
-    }
-    await deps.publisher.publish({
-      type: 'agent.config.revised',
-      identity: { tenant: caller.tenant, user: caller.user, session: caller.session },
-      eventId: `agent.config.revised:${outcome.revision_id}`,
-      occurredAt: outcome.created_at,
-      payload: {
-        Author: author,
-        AgentID: outcome.agent_id,
-        RevisionID: outcome.revision_id,
-        ParentRevisionID: outcome.parent_revision_id ?? '',
-        ContentHash: outcome.content_hash,
-        OccurredAt: outcome.created_at,
-      },
-    });
-    return { revision: toRevisionView(outcome) };
-  };
-}
-
-/**
- * `agent_config.get` (admin): the head revision, or the one named by
- * `revision_id`. An agent or revision of another tenant is `not_found`,
- * exactly as one that never existed.
- */
-function getRevision(deps: RevisionHandlerDeps): RpcHandler {
-  return async ({ method, identity, body }) => {
-    const request = body as GetBody;
-    const caller = admit(method, identity, request);
-    const found =
-      request.revision_id === undefined
-        ? await deps.revisions.head(caller.tenant, request.agent_id)
-        : await deps.revisions.get(caller.tenant, request.agent_id, request.revision_id);
-    if (found === null) {
-      const what = request.revision_id === undefined ? 'has no revision' : `has no revision ${request.revision_id}`;
-      throw new ServiceError('not_found', `agent ${request.agent_id} ${what}`);
-    }
-    return { revision: toRevisionView(found) };
-  };
-}
-
-/**
- * `agent_config.list_revisions` (admin): the agent's revisions in the
- * caller's tenant, newest first, `limit` per page; `head` marks the current
- * one. An unknown agent (or another tenant's) lists nothing.
- */
-function listRevisions(deps: RevisionHandlerDeps): RpcHandler {
-  return async ({ method, identity, body }) => {
-    const request = body as ListBody;
-    const caller = admit(method, identity, request);
-    try {
-      const [page, head] = await Promise.all([
-        deps.revisions.list(caller.tenant, request.agent_id, { limit: request.limit, after: request.cursor }),
-        deps.revisions.head(caller.tenant, request.agent_id),
-      ]);
-      return {
-        items: page.items.map((record) => toSummary(record, head?.number)),
-        ...(page.next_cursor === null ? {} : { next_cursor: page.next_cursor }),
-      };
-    } catch (error) {
-      if (isInvalidCursorError(error)) throw new ServiceError('invalid_request', 'cursor: not a cursor of this list');
-      throw error;
-    }
-  };
-}
-
-/** The admin-tier revision methods, by registry name. */
 export function createRevisionHandlers(deps: RevisionHandlerDeps): Record<string, RpcHandler> {
+  const tier: RevisionTier = {
+    repository: deps.revisions,
+    publisher: deps.publisher,
+    admit: admitAdmin,
+    lineage: (caller, agentId) => ({ tenant: caller.tenant, agent_id: agentId }),
+    beforeWrite: async (caller, agentId, config) => {
+      // set_revision (with a config) reinstates a retired agent, not one still retiring.
+      if (config === undefined) return refuseIfRetired(deps, caller.tenant, agentId, 'a rollback');
+      const retirement = await deps.retirements.get(caller.tenant, agentId);
+      if (retirement?.state === 'retiring') {
+        throw new ServiceError('conflict', `agent ${agentId} is being retired; retry once the retirement completed`);
+      }
+    },
+    afterSetRevision: async (caller, record) => {
+      if (await isRetired(deps, caller.tenant, record.agent_id)) {
+        await deps.retirements.reinstate(caller.tenant, record.agent_id);
+      }
+    },
+  };
+  const handlers = createRevisionTierHandlers(tier);
   return {
-    'agent_config.set_revision': setRevision(deps),
-    'agent_config.get': getRevision(deps),
-    'agent_config.list_revisions': listRevisions(deps),
+    'agent_config.set_revision': handlers.set_revision,
+    'agent_config.get': handlers.get,
+    'agent_config.list_revisions': handlers.list_revisions,
+    'agent_config.diff': handlers.diff,
+    'agent_config.rollback': handlers.rollback,
   };
 }

@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import { AgentId, SCOPES, ServiceError } from '@ars/contracts';
+import type { VerifiedIdentity } from '@ars/contracts';
+import type { RpcHandler } from '@ars/bus';
+import { resolveEffectiveConfig } from '../domain/effective-config.ts';
+import type { EffectiveConfig } from '../domain/effective-config.ts';
+import type { ScopedSkill, SkillOwner } from '../domain/skills.ts';
+import type { RevisionRepository } from '../store/revision.repository.ts';
+import type { SessionSettingsRepository } from '../store/session-settings.repository.ts';
+import type { SkillRepository } from '../store/skill.repository.ts';
+import { unknownAgent } from './agent-resolve.handler.ts';
+import { liveAgent } from './agent-state.ts';
+import type { AgentLookup } from './agent-state.ts';
+import type { TenantOverridesSource } from './tenant-overrides.ts';
+
+/** Name of the internal endpoint (served on `ars.rpc.agent-registry._agent.effective_config`). */
+export const AGENT_EFFECTIVE_CONFIG = '_agent.effective_config';
+
+/** Request of `_agent.effective_config`: whose run, and which agent. */
+export const EffectiveConfigRequest = z.strictObject({
+  tenant: z.string().min(1),
+  user: z.string().min(1),
+  session: z.string().min(1),
+  agent_id: AgentId,
+});
+export type EffectiveConfigRequest = z.infer<typeof EffectiveConfigRequest>;
+
+/** What the effective configuration reads. */
+export interface EffectiveConfigDeps extends AgentLookup {
+  readonly variants: RevisionRepository;
+  readonly sessionSettings: SessionSettingsRepository;
+  readonly skills: SkillRepository;
+  readonly tenantOverrides: TenantOverridesSource;
+}
+
+/** Skills read per resolution at most (four owners' libraries). */
+const MAX_SKILL_CANDIDATES = 2_000;
+
+/** The body names the calling identity's own run, unless the caller holds `admin` (acting for another). */
+function requireOwnRun(caller: VerifiedIdentity, request: EffectiveConfigRequest): void {
+  if (caller.scopes.includes(SCOPES.admin)) return;
+  for (const component of ['tenant', 'user', 'session'] as const) {
+    if (request[component] !== caller[component]) {
+      throw new ServiceError(
+        'scope_mismatch',
+        `${AGENT_EFFECTIVE_CONFIG}: the body ${component} is not the calling identity's ${component}`,
+      );
+    }
+  }
+}
+
+function skillOwners(request: EffectiveConfigRequest): SkillOwner[] {
+  const { tenant, user, session, agent_id: agentId } = request;
+  return [
+    { tenant, scope: 'tenant' },
+    { tenant, scope: 'agent', agent_id: agentId },
+    { tenant, scope: 'user', user },
+    { tenant, scope: 'session', user, session },
+  ];
+}
+
+/**
+ * `_agent.effective_config` `{tenant, user, session, agent_id}` → the
+ * run's resolved configuration (see `domain/effective-config.ts` for the
+ * layer order and the answer's members). Call it with the run owner's
+ * verified identity; the body must name that identity (403 `scope_mismatch`
+ * otherwise) unless the caller holds `admin`. An agent id `_agent.resolve` refuses is refused here the same
+ * way (`invalid_request`, one message for unknown, foreign and retired).
+ */
+export function createEffectiveConfigHandler(deps: EffectiveConfigDeps): RpcHandler {
+  return async ({ identity, body }): Promise<EffectiveConfig> => {
+    const parsed = EffectiveConfigRequest.safeParse(body);
+    if (!parsed.success) throw new ServiceError('invalid_request', `invalid ${AGENT_EFFECTIVE_CONFIG} request`);
+    const request = parsed.data;
+    requireOwnRun(identity, request);
+    const { tenant, user, session, agent_id: agentId } = request;
+    const agent = await liveAgent(deps, tenant, agentId);
+    if (agent === null) throw unknownAgent(agentId);
+    const [overrides, variant, settings, skills] = await Promise.all([
+      // As the run's identity (the caller's own, or the one an admin acts for) so governance answers its tenant.
+      deps.tenantOverrides.read({ tenant, user, session, scopes: identity.scopes }, tenant),
+      deps.variants.head({ tenant, user, agent_id: agentId }),
+      deps.sessionSettings.merged({ tenant, user, session, agent_id: agentId }),
+      deps.skills.ofOwners(skillOwners(request), MAX_SKILL_CANDIDATES),
+    ]);
+    return resolveEffectiveConfig({
+      agentId,
+      agent: { revision_id: agent.revision_id, config: agent.config },
+      tenant: overrides,
+      variant: variant === null ? null : { revision_id: variant.revision_id, config: variant.config },
+      session: settings,
+      skills: skills.map((s): ScopedSkill => ({
+        name: s.name,
+        scope: s.scope,
+        origin: s.origin,
+        content_hash: s.content_hash,
+        description: s.description,
+        content: s.content,
+        triggers: s.triggers,
+      })),
+    });
+  };
+}

@@ -1,0 +1,65 @@
+import type {
+  AgentConfigSessionSetSourceDisablesRequest,
+  AgentConfigSessionSetSourceDisablesResponse,
+  AgentConfigSessionSetUserPromptRequest,
+  AgentConfigSessionSetUserPromptResponse,
+  IdentityScope,
+  VerifiedIdentity,
+} from '@ars/contracts';
+import type { RpcHandler } from '@ars/bus';
+import { checkBodyIdentity } from '../domain/authority.ts';
+import type { SessionKey, SessionSettingsRepository } from '../store/session-settings.repository.ts';
+import { refuseIfRetired } from './agent-state.ts';
+import type { AgentLookup } from './agent-state.ts';
+
+/** What the session-user tier's settings need. */
+export interface SessionSettingsDeps extends AgentLookup {
+  readonly sessionSettings: SessionSettingsRepository;
+}
+
+/**
+ * The session-user tier's settings: stored per verified (tenant, user,
+ * session), for every agent or for the one `agent_id` names (the agent's
+ * own value wins at resolution). Identity-mandatory and claim-free: the body
+ * identity may only repeat the verified one (else 401 `identity_required`).
+ * A retired agent takes no setting (409 `conflict`).
+ */
+export function createSessionSettingsHandlers(deps: SessionSettingsDeps): Record<string, RpcHandler> {
+  async function keyOf(
+    method: string,
+    identity: VerifiedIdentity,
+    request: { identity?: IdentityScope; agent_id?: string | undefined },
+  ): Promise<SessionKey> {
+    checkBodyIdentity(method, identity, request.identity);
+    if (request.agent_id !== undefined) await refuseIfRetired(deps, identity.tenant, request.agent_id, method);
+    return { tenant: identity.tenant, user: identity.user, session: identity.session, agent_id: request.agent_id };
+  }
+
+  return {
+    /** `agent_config.session.set_user_prompt`: the session's user prompt layer; `''` clears it. */
+    'agent_config.session.set_user_prompt': async ({ method, identity, body }) => {
+      const request = body as AgentConfigSessionSetUserPromptRequest;
+      const stored = await deps.sessionSettings.setUserPrompt(await keyOf(method, identity, request), request.prompt);
+      const response: AgentConfigSessionSetUserPromptResponse = {
+        session_id: stored.session,
+        ...(stored.agent_id === undefined ? {} : { agent_id: stored.agent_id }),
+        prompt: stored.user_prompt ?? '',
+        updated_at: stored.updated_at,
+      };
+      return response;
+    },
+    /** `agent_config.session.set_source_disables`: the tool sources disabled in the session; `[]` re-enables all. */
+    'agent_config.session.set_source_disables': async ({ method, identity, body }) => {
+      const request = body as AgentConfigSessionSetSourceDisablesRequest;
+      const sources = [...new Set(request.sources)];
+      const stored = await deps.sessionSettings.setSourceDisables(await keyOf(method, identity, request), sources);
+      const response: AgentConfigSessionSetSourceDisablesResponse = {
+        session_id: stored.session,
+        ...(stored.agent_id === undefined ? {} : { agent_id: stored.agent_id }),
+        sources: stored.source_disables ?? [],
+        updated_at: stored.updated_at,
+      };
+      return response;
+    },
+  };
+}
