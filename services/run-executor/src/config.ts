@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BaseServiceConfig } from '@ars/service-kit';
+import { ENGINE_CONFIG_SHAPE } from './engine/engine-config.ts';
 
 /** The run-executor service's environment: the base variables plus its own. */
 export const RunExecutorConfig = BaseServiceConfig.extend({
@@ -17,5 +18,20 @@ export const RunExecutorConfig = BaseServiceConfig.extend({
     .describe(
       'The runtime\'s configured default agent: bound when start names no agent_id, and always accepted as an agent_id. Default "default".',
     ),
+  CONTROL_REPLY_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(50)
+    .max(60_000)
+    .default(2_000)
+    .describe("How long a steering control waits for the run's live inbox to acknowledge it, in ms. Default 2000."),
+  DEPENDENCY_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(50)
+    .max(60_000)
+    .default(5_000)
+    .describe('How long start waits for the session, agent-registry and artifact services, in ms. Default 5000.'),
+  ...ENGINE_CONFIG_SHAPE,
 });
 export type RunExecutorConfig = z.infer<typeof RunExecutorConfig>;

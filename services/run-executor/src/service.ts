@@ -1,5 +1,10 @@
 import { defineService } from '@ars/service-kit';
 import { RunExecutorConfig } from './config.ts';
+import { createApiHandlers } from './handlers/index.ts';
+import { createTaskRepository } from './store/task.repository.ts';
+import { startEngine } from './engine/engine.ts';
+import { engineSettingsOf } from './engine/engine-config.ts';
+import { createRunStateRepository } from './store/run-state.repository.ts';
 
 /**
  * The run-executor service: start, the nine steering controls, tasks.*, pause.list, search.tasks, runs.set_overrides and flows.*; runs the planner loop on the RUNS work queue.
@@ -9,5 +14,33 @@ export const runExecutorService = defineService({
   name: 'run-executor',
   version: '0.1.0',
   config: RunExecutorConfig,
-  build: async () => ({ handlers: {} }),
+  build: async ({ config, store, bus, rpc, publisher, logger, instanceId }) => {
+    const tasks = await createTaskRepository(store);
+    const runStates = createRunStateRepository(store);
+    const api = createApiHandlers(
+      {
+        tasks,
+        bus,
+        rpc,
+        publisher,
+        logger,
+        settings: {
+          defaultAgentId: config.DEFAULT_AGENT_ID,
+          controlReplyTimeoutMs: config.CONTROL_REPLY_TIMEOUT_MS,
+          dependencyTimeoutMs: config.DEPENDENCY_TIMEOUT_MS,
+        },
+      },
+      { eraseRunState: (triple) => runStates.eraseSession(triple) },
+    );
+    const engine = await startEngine({
+      bus,
+      rpc,
+      logger,
+      instanceId,
+      tasks,
+      runStates,
+      settings: engineSettingsOf(config),
+    });
+    return { handlers: api.handlers, internalHandlers: api.internalHandlers, stop: () => engine.stop() };
+  },
 });

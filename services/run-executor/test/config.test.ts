@@ -12,6 +12,22 @@ describe('RunExecutorConfig', () => {
     });
   });
 
+  it('waits 2 s for a live inbox and 5 s for the services start asks, unless told', () => {
+    expect(loadConfig(RunExecutorConfig, { NATS_URL })).toMatchObject({
+      CONTROL_REPLY_TIMEOUT_MS: 2000,
+      DEPENDENCY_TIMEOUT_MS: 5000,
+    });
+    expect(loadConfig(RunExecutorConfig, { NATS_URL, CONTROL_REPLY_TIMEOUT_MS: '250' }).CONTROL_REPLY_TIMEOUT_MS).toBe(
+      250,
+    );
+  });
+
+  it.each(['0', '10', 'soon'])('names CONTROL_REPLY_TIMEOUT_MS=%s as bad', (value) => {
+    expect(() => loadConfig(RunExecutorConfig, { NATS_URL, CONTROL_REPLY_TIMEOUT_MS: value })).toThrowError(
+      /CONTROL_REPLY_TIMEOUT_MS/,
+    );
+  });
+
   it('reads EXECUTOR_CONCURRENCY as an integer', () => {
     expect(loadConfig(RunExecutorConfig, { NATS_URL, EXECUTOR_CONCURRENCY: '3' }).EXECUTOR_CONCURRENCY).toBe(3);
   });

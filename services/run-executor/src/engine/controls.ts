@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { CONTROL_PAYLOADS } from '@ars/contracts';
+import type { SteeringControl } from '@ars/contracts';
+import { controlSubject } from '@ars/bus';
+import type { Msg } from '@ars/bus';
+import type { PauseRecord } from '../domain/pause.ts';
+import { occurredAt } from './run-events.ts';
+import type { RunLoop } from './run-loop.ts';
+
+/**
+ * A live run's control inbox (`controlSubject(task_id)`, request/reply) and
+ * the effects of the nine steering controls. The inbox answers
+ * `{accepted: true}` as soon as a control is queued; the run applies its
+ * controls one at a time, in arrival order, each narrated as
+ * `control.received`, then `control.applied` (and the effect's own event) or
+ * `control.rejected`. A control's `event_id` is recorded per task, so a
+ * repeated control is acknowledged again but applied (and narrated) once.
+ */
+
+/** What reaches the inbox: the API side's ControlEnvelope, or a cascading parent's cancellation. */
+const Envelope = z.looseObject({
+  method: z.string(),
+  payload: z.record(z.string(), z.unknown()).optional(),
+  event_id: z.string().min(1).optional(),
+  caller: z.looseObject({ user: z.string() }).optional(),
+  caller_tier: z.string().optional(),
+  cascade: z.looseObject({ parent_task_id: z.string(), reason: z.string() }).optional(),
+});
+type Envelope = z.infer<typeof Envelope>;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+function reply(msg: Msg, body: unknown): void {
+  msg.respond(encoder.encode(JSON.stringify(body)));
+}
+
+function parseEnvelope(data: Uint8Array): Envelope | undefined {
+  try {
+    const parsed = Envelope.safeParse(JSON.parse(decoder.decode(data)));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Subscribes the run's inbox; controls are applied on the run's control chain. */
+export function openControlInbox(run: RunLoop): void {
+  run.inbox = run.deps.bus.nc.subscribe(controlSubject(run.taskId), {
+    callback: (error, msg) => {
+      if (error !== null) return;
+      const envelope = parseEnvelope(msg.data);
+      if (envelope === undefined) {
+        reply(msg, { accepted: false, code: 'invalid_request', message: 'malformed control envelope' });
+        return;
+      }
+      reply(msg, { accepted: true });
+      run.controls = run.controls
+        .then(() => applyControl(run, envelope))
+        .catch((e: unknown) => run.log.warn({ err: e, control: envelope.method }, 'control not applied'));
+    },
+  });
+}
+
+/** The narration helpers of one control. */
+interface Narrator {
+  applied(outcome: string): void;
+  rejected(reason: string): void;
+}
+
+function narrator(run: RunLoop, envelope: Envelope): Narrator {
+  const type = envelope.method;
+  return {
+    applied: (outcome) => run.events.emit('control.applied', { Type: type, Outcome: outcome, Err: '' }),
+    rejected: (reason) =>
+      run.events.emit('control.rejected', { Type: type, Reason: reason, CallerScope: envelope.caller_tier ?? '' }),
+  };
+}
+
+/** Applies one control to the run. */
+export async function applyControl(run: RunLoop, envelope: Envelope): Promise<void> {
+  if (envelope.cascade !== undefined) {
+    if (!run.terminated && run.cancel === undefined) {
+      run.requestCancel({ reason: envelope.cascade.reason, cascaded: true, hard: envelope.payload?.hard === true });
+    }
+    return;
+  }
+  const first = await run.deps.runStates.recordControl(run.taskId, run.owner, envelope.event_id ?? randomUUID());
+  if (!first) return;
+  run.events.emit('control.received', { Type: envelope.method, Outcome: 'received', Err: '' });
+  const say = narrator(run, envelope);
+  if (run.terminated) return say.rejected('run_ended');
+  if (run.exitRequest !== undefined) return say.rejected('executor_draining');
+  const schema = CONTROL_PAYLOADS[envelope.method as SteeringControl] as z.ZodType | undefined;
+  if (schema === undefined) return say.rejected('unknown_control');
+  const parsed = schema.safeParse(envelope.payload ?? {});
+  if (!parsed.success) return say.rejected('invalid_payload');
+  const payload = parsed.data as Record<string, unknown>;
+  const caller = envelope.caller?.user;
+  switch (envelope.method as SteeringControl) {
+    case 'cancel':
+      return cancel(run, say, payload.hard === true, caller);
+    case 'pause':
+      return pause(run, say, payload.reason as string | undefined);
+    case 'resume':
+      return resume(run, say, payload.reason as string | undefined, 'resume');
+    case 'approve':
+    case 'reject':
+      return decide(run, say, envelope.method as 'approve' | 'reject', payload);
+    case 'redirect':
+      return redirect(run, say, payload.goal as string);
+    case 'inject_context':
+    case 'user_message':
+      return addInput(run, say, envelope.method as 'inject_context' | 'user_message', payload, envelope.event_id);
+    case 'prioritize':
+      return prioritize(run, say, payload.priority as number);
+  }
+}
+
+function cancel(run: RunLoop, say: Narrator, hard: boolean, caller: string | undefined): void {
+  if (run.cancel !== undefined && (run.cancel.hard || !hard)) return say.rejected('already_cancelling');
+  say.applied(hard ? 'hard_cancel' : 'cancel_at_next_boundary');
+  const by = caller === undefined ? '' : ` by ${caller}`;
+  run.requestCancel({ reason: `${hard ? 'hard cancel' : 'cancel'} requested${by}`, cascaded: false, hard });
+}
+
+async function pause(run: RunLoop, say: Narrator, reason: string | undefined): Promise<void> {
+  if (run.pause !== undefined) return say.rejected('already_paused');
+  const token = randomUUID();
+  const record: PauseRecord = {
+    _id: token,
+    token,
+    task_id: run.taskId,
+    ...run.owner,
+    kind: 'pause',
+    reason: reason ?? 'pause requested',
+    requested_at: occurredAt(),
+  };
+  await run.deps.runStates.createPause(record);
+  run.pausesOpened = true;
+  run.pause = record;
+  say.applied('park_at_next_boundary');
+  run.events.emit('pause.requested', { Token: token, Reason: record.reason });
+}
+
+async function resume(
+  run: RunLoop,
+  say: Narrator,
+  reason: string | undefined,
+  decision: 'resume' | 'approve',
+): Promise<void> {
+  const pending = run.pause;
+  if (pending === undefined) return say.rejected(run.approval !== undefined ? 'approval_pending' : 'not_paused');
+  const resolved = await run.deps.runStates.resolvePause(pending.token, run.taskId, decision, occurredAt());
+  if (resolved === null) return say.rejected('already_resolved');
+  run.resolvedTokens.add(pending.token);
+  if (run.pause === pending) run.pause = undefined;
+  say.applied('resumed');
+  run.events.emit('pause.resumed', { Token: pending.token, Reason: reason ?? '', Decision: decision });
+  run.wake();
+}
+
+/** approve / reject of a human-approval gate; approve also advances a live pause. */
+async function decide(
+  run: RunLoop,
+  say: Narrator,
+  decision: 'approve' | 'reject',
+  payload: Record<string, unknown>,
+): Promise<void> {
+  const reason = typeof payload.reason === 'string' ? payload.reason : '';
+  const pending = run.approval;
+  const token = typeof payload.token === 'string' ? payload.token : pending?.record.token;
+  if (token === undefined || pending === undefined || pending.record.token !== token) {
+    if (decision === 'approve' && run.pause !== undefined && (token === undefined || token === run.pause.token)) {
+      return resume(run, say, reason, 'approve');
+    }
+    if (token !== undefined && run.resolvedTokens.has(token)) return say.rejected('already_resolved');
+    return say.rejected('no_pending_approval');
+  }
+  const resolved = await run.deps.runStates.resolvePause(token, run.taskId, decision, occurredAt());
+  if (resolved === null) return say.rejected('already_resolved');
+  run.resolvedTokens.add(token);
+  const tool = pending.record.tool ?? '';
+  say.applied(decision === 'approve' ? 'approved' : 'rejected');
+  if (decision === 'approve') {
+    run.events.emit('tool.approved', { Tool: tool, PauseToken: token, ApproverReason: reason });
+  } else {
+    run.events.emit('tool.rejected', { Tool: tool, PauseToken: token, Reason: reason });
+  }
+  run.events.emit('pause.resumed', { Token: token, Reason: reason, Decision: decision });
+  pending.settle(decision);
+}
+
+async function redirect(run: RunLoop, say: Narrator, goal: string): Promise<void> {
+  if (!(await run.deps.tasks.setGoal(run.taskId, goal))) return say.rejected('run_ended');
+  run.task.goal = goal;
+  say.applied('goal_rewritten');
+}
+
+async function addInput(
+  run: RunLoop,
+  say: Narrator,
+  kind: 'inject_context' | 'user_message',
+  payload: Record<string, unknown>,
+  eventId: string | undefined,
+): Promise<void> {
+  const entry = { kind, payload, event_id: eventId ?? randomUUID() };
+  if (await run.deps.tasks.appendContext(run.taskId, entry)) run.context.push({ ...entry, at: occurredAt() });
+  say.applied('visible_on_next_step');
+}
+
+async function prioritize(run: RunLoop, say: Narrator, priority: number): Promise<void> {
+  const prior = await run.deps.tasks.setPriority(run.taskId, priority);
+  if (prior === null) return say.rejected('run_ended');
+  run.task.priority = priority;
+  say.applied('reprioritised');
+  run.events.emit('task.prioritised', { TaskID: run.taskId, PriorPriority: prior, NewPriority: priority });
+}

@@ -1,0 +1,89 @@
+import type { Bus, RpcClient } from '@ars/bus';
+import type { Logger } from '@ars/telemetry';
+import type { RunStateRepository } from '../store/run-state.repository.ts';
+import type { TaskRepository } from '../store/task.repository.ts';
+import { BUILTIN_TOOLS } from '../tools/builtins.ts';
+import { createToolRegistry } from '../tools/registry.ts';
+import { createAgentConfigResolver } from './agent-config.ts';
+import type { EngineSettings } from './engine-config.ts';
+import { createEventPipeline, createJsPipeline } from './event-pipeline.ts';
+import { createLeaseManager } from './lease.ts';
+import { createRunConsumer } from './run-consumer.ts';
+import type { RunConsumer } from './run-consumer.ts';
+import { RunLoop } from './run-loop.ts';
+import type { RunDeps } from './run-loop.ts';
+import { createWorkQueue } from './work-queue.ts';
+
+/**
+ * The run engine of one executor replica: the RUNS consumers, leases, and
+ * the planner loop of every claimed run.
+ */
+
+/** What {@link startEngine} needs from the service's context. */
+export interface EngineOptions {
+  readonly bus: Bus;
+  readonly rpc: RpcClient;
+  readonly logger: Logger;
+  readonly instanceId: string;
+  readonly tasks: TaskRepository;
+  readonly runStates: RunStateRepository;
+  readonly settings: EngineSettings;
+}
+
+export interface Engine {
+  /** Runs in flight on this replica. */
+  readonly active: number;
+  /** Drains (see the run consumer) and releases the engine's subscriptions and timers. */
+  stop(): Promise<void>;
+}
+
+/** Starts claiming runs. */
+export async function startEngine(options: EngineOptions): Promise<Engine> {
+  const { bus, settings } = options;
+  const logger = options.logger.child({ component: 'engine' });
+  await options.runStates.init();
+  const queue = createWorkQueue(bus, { ackWaitMs: settings.ackWaitMs });
+  await queue.ensureConsumers();
+  // The lease manager reports lost leases to the consumer created after it.
+  const ref: { consumer?: RunConsumer } = {};
+  const js = createJsPipeline(bus);
+  const leases = await createLeaseManager(bus, js, {
+    owner: options.instanceId,
+    ttlMs: settings.leaseTtlMs,
+    onLost: (taskId) => ref.consumer?.leaseLost(taskId),
+  });
+  const pipeline = createEventPipeline(js, { source: 'run-executor', logger });
+  const deps: RunDeps = {
+    bus,
+    pipeline,
+    logger,
+    tasks: options.tasks,
+    runStates: options.runStates,
+    tools: createToolRegistry(BUILTIN_TOOLS, settings.approvalOverrides),
+    agents: createAgentConfigResolver({ rpc: options.rpc, logger, cacheMs: settings.agentConfigCacheMs }),
+    settings,
+  };
+  const consumer = createRunConsumer({
+    bus,
+    queue,
+    leases,
+    logger,
+    concurrency: settings.concurrency,
+    ackWaitMs: settings.ackWaitMs,
+    leaseTtlMs: settings.leaseTtlMs,
+    drainGraceMs: settings.drainGraceMs,
+    createRun: (taskId, deliveryCount) => new RunLoop(taskId, deps, deliveryCount),
+  });
+  ref.consumer = consumer;
+  consumer.start();
+  logger.info({ concurrency: settings.concurrency }, 'run engine started');
+  return {
+    get active() {
+      return consumer.active;
+    },
+    stop: async () => {
+      await consumer.stop();
+      js.close();
+    },
+  };
+}

@@ -1,0 +1,232 @@
+import { RUNS_SUBJECT_PREFIX } from '@ars/bus';
+import type { Bus, Subscription } from '@ars/bus';
+import { context, extractTraceContext } from '@ars/telemetry';
+import type { Logger } from '@ars/telemetry';
+import type { Lease, LeaseManager } from './lease.ts';
+import { bucketOf, PRIORITY_BUCKETS } from './priority.ts';
+import type { RunExit, RunLoop } from './run-loop.ts';
+import { enqueueRun } from './work-queue.ts';
+import type { WorkItem, WorkQueue } from './work-queue.ts';
+
+/**
+ * The executor's side of the RUNS work queue. It keeps at most
+ * `concurrency` runs in flight; whenever a slot is free it pulls, without
+ * waiting, from the `high` bucket first, then `normal`, then `low`. An idle
+ * executor sleeps until a start is published on `ars.runs.>` (a core
+ * subscription wakes it) or `idlePollMs` passes (redeliveries publish
+ * nothing). Each claimed message is held unacknowledged while its run
+ * executes: one shared timer sends the progress heartbeats and refreshes the
+ * leases. Then: done → ack; handed back → nak (or, if a prioritize moved the
+ * run to another bucket, re-enqueue there and ack); lease held elsewhere →
+ * nak with a delay.
+ */
+
+/** Options of {@link createRunConsumer}. */
+export interface RunConsumerOptions {
+  readonly bus: Bus;
+  readonly queue: WorkQueue;
+  readonly leases: LeaseManager;
+  readonly logger: Logger;
+  readonly concurrency: number;
+  readonly ackWaitMs: number;
+  readonly leaseTtlMs: number;
+  readonly drainGraceMs: number;
+  /** Creates the run of a claimed task. */
+  readonly createRun: (taskId: string, deliveryCount: number) => RunLoop;
+  /** @default 1000 */
+  readonly idlePollMs?: number;
+}
+
+export interface RunConsumer {
+  start(): void;
+  /** SIGTERM drain: stop claiming, let runs finish within the grace period, hand the rest back. */
+  stop(): Promise<void>;
+  /** Runs in flight (tests and metrics). */
+  readonly active: number;
+  /** Reports a lease another executor took (from the lease manager). */
+  leaseLost(taskId: string): void;
+}
+
+interface InFlight {
+  readonly item: WorkItem;
+  run?: RunLoop;
+  done: Promise<void>;
+}
+
+/** How long a redelivered run whose lease is held elsewhere waits before it is offered again. */
+const HELD_RETRY_MIN_MS = 1_000;
+const HELD_RETRY_MAX_MS = 30_000;
+/** How long handed-back runs may take to stop after the grace period. */
+const HANDBACK_WAIT_MS = 5_000;
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+export function createRunConsumer(options: RunConsumerOptions): RunConsumer {
+  const { bus, queue, leases, logger, concurrency } = options;
+  const inFlight = new Map<string, InFlight>();
+  let claiming = 0;
+  let stopping = false;
+  let loop: Promise<void> | undefined;
+  let wakeSub: Subscription | undefined;
+  let heartbeat: NodeJS.Timeout | undefined;
+  let signal: (() => void) | undefined;
+  let pendingSignal = false;
+
+  const notify = (): void => {
+    pendingSignal = true;
+    const s = signal;
+    signal = undefined;
+    s?.();
+  };
+  /** Waits for a notification (new work, a free slot, stop) or `ms`. */
+  const nap = (ms: number): Promise<void> => {
+    if (pendingSignal) {
+      pendingSignal = false;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        signal = undefined;
+        resolve();
+      }, ms);
+      signal = () => {
+        clearTimeout(timer);
+        pendingSignal = false;
+        resolve();
+      };
+    });
+  };
+
+  async function settle(item: WorkItem, run: RunLoop, lease: Lease, exit: RunExit): Promise<void> {
+    if (exit.kind === 'lost') {
+      item.nak(HELD_RETRY_MIN_MS);
+      return;
+    }
+    await leases.release(lease);
+    if (exit.kind === 'done') item.ack();
+    else if (exit.kind === 'retry') item.nak(exit.delayMs);
+    else if (run.task !== undefined && bucketOf(run.task.priority) !== item.bucket) {
+      // A prioritize moved the run: hand it back on its new bucket.
+      try {
+        await enqueueRun(bus, run.task, { msgId: `run-${run.taskId}-${Date.now()}` });
+        item.ack();
+      } catch {
+        item.nak();
+      }
+    } else item.nak();
+  }
+
+  async function execute(item: WorkItem, entry: InFlight, taskId: string): Promise<void> {
+    const acquired = await leases.acquire(taskId).catch((error: unknown) => {
+      logger.warn({ err: error, taskId }, 'lease unavailable');
+      return { ok: false as const, holder: 'unknown', retryInMs: HELD_RETRY_MIN_MS };
+    });
+    if (!acquired.ok) {
+      item.nak(Math.min(Math.max(acquired.retryInMs, HELD_RETRY_MIN_MS), HELD_RETRY_MAX_MS));
+      return;
+    }
+    if (stopping) {
+      await leases.release(acquired.lease);
+      item.nak();
+      return;
+    }
+    const run = options.createRun(taskId, item.deliveryCount);
+    entry.run = run;
+    const parent = extractTraceContext((key) => item.header(key));
+    const exit = await context.with(parent, () => run.execute());
+    await settle(item, run, acquired.lease, exit).catch((error: unknown) =>
+      logger.warn({ err: error, taskId }, 'run message not settled'),
+    );
+  }
+
+  function launch(item: WorkItem): void {
+    const taskId = item.taskId;
+    if (taskId === undefined) {
+      logger.warn('malformed RUNS message terminated');
+      item.term();
+      return;
+    }
+    if (inFlight.has(taskId)) {
+      // A second message of a run this executor is executing: offer it again later.
+      item.nak(HELD_RETRY_MAX_MS);
+      return;
+    }
+    const entry: InFlight = { item, done: Promise.resolve() };
+    inFlight.set(taskId, entry);
+    entry.done = execute(item, entry, taskId)
+      .catch((error: unknown) => logger.error({ err: error, taskId }, 'run executor failed'))
+      .finally(() => {
+        inFlight.delete(taskId);
+        notify();
+      });
+  }
+
+  async function claimLoop(): Promise<void> {
+    while (!stopping) {
+      const free = concurrency - inFlight.size - claiming;
+      if (free <= 0) {
+        await nap(options.idlePollMs ?? 1_000);
+        continue;
+      }
+      let remaining = free;
+      for (const bucket of PRIORITY_BUCKETS) {
+        if (remaining <= 0 || stopping) break;
+        claiming += remaining;
+        const items = await queue.pull(bucket, remaining).catch(() => [] as WorkItem[]);
+        claiming -= remaining;
+        for (const item of items) {
+          if (stopping) item.nak();
+          else launch(item);
+        }
+        remaining -= items.length;
+      }
+      if (remaining === free) await nap(options.idlePollMs ?? 1_000);
+    }
+  }
+
+  function beat(): void {
+    for (const entry of inFlight.values()) entry.item.working();
+    leases.refreshAll().catch((error: unknown) => logger.warn({ err: error }, 'lease refresh failed'));
+  }
+
+  return {
+    get active() {
+      return inFlight.size;
+    },
+
+    start(): void {
+      wakeSub = bus.nc.subscribe(`${RUNS_SUBJECT_PREFIX}.>`, { callback: () => notify() });
+      const period = Math.max(200, Math.floor(Math.min(options.ackWaitMs, options.leaseTtlMs) / 3));
+      heartbeat = setInterval(beat, period);
+      heartbeat.unref();
+      loop = claimLoop().catch((error: unknown) => logger.error({ err: error }, 'run claim loop stopped'));
+    },
+
+    leaseLost(taskId): void {
+      const run = inFlight.get(taskId)?.run;
+      if (run === undefined) return;
+      logger.warn({ taskId }, 'run lease lost to another executor; stopping it here');
+      run.markLost();
+    },
+
+    async stop(): Promise<void> {
+      if (stopping) return;
+      stopping = true;
+      notify();
+      wakeSub?.unsubscribe();
+      await loop;
+      const all = (): Promise<unknown> => Promise.all([...inFlight.values()].map((e) => e.done));
+      // Parked runs cannot finish by themselves: they are handed back at once (now or when they park).
+      for (const entry of inFlight.values()) entry.run?.requestDrain();
+      logger.info({ inFlight: inFlight.size, graceMs: options.drainGraceMs }, 'draining runs');
+      await Promise.race([all(), delay(options.drainGraceMs)]);
+      for (const entry of inFlight.values()) entry.run?.requestHandback();
+      await Promise.race([all(), delay(HANDBACK_WAIT_MS)]);
+      clearInterval(heartbeat);
+      queue.close();
+      logger.info({ handedBack: inFlight.size }, 'run consumer stopped');
+    },
+  };
+}

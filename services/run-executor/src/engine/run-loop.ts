@@ -1,0 +1,346 @@
+import { isServiceError } from '@ars/contracts';
+import { DUPLICATE_WINDOW_MS } from '@ars/bus';
+import type { Bus, Subscription } from '@ars/bus';
+import { isStoreError } from '@ars/store';
+import type { Logger } from '@ars/telemetry';
+import type { PauseRecord } from '../domain/pause.ts';
+import { isTerminal } from '../domain/task.ts';
+import type { ContextEntry, TaskRecord } from '../domain/task.ts';
+import type { ChatMessage, LlmProvider } from '../providers/provider.ts';
+import { providerFor } from '../providers/select.ts';
+import { RUN_STATE_DEFAULTS } from '../store/run-state.repository.ts';
+import type { Checkpoint, Owner, RunStateRepository, TerminalOutcome } from '../store/run-state.repository.ts';
+import type { TaskRepository } from '../store/task.repository.ts';
+import type { ToolRegistry, ToolSpec } from '../tools/registry.ts';
+import type { ToolDefinition } from '../tools/tool.ts';
+import type { AgentConfigResolver, AgentRunConfig } from './agent-config.ts';
+import { openControlInbox } from './controls.ts';
+import type { EngineSettings } from './engine-config.ts';
+import type { EventPipeline } from './event-pipeline.ts';
+import { historyMessages, lastToolOf, RUN_ERROR_CODES, stepLimitReached } from './planner.ts';
+import { occurredAt, RunEvents } from './run-events.ts';
+import { finishRun, ownerIdentity, republishTerminal, startedEventId } from './run-finish.ts';
+import { ProviderFailure, runStep } from './run-step.ts';
+
+/**
+ * One run on this executor: claim, planner steps, controls' effects, and
+ * exactly one terminal event. Steps are checkpointed (one write each; a
+ * second one only before an unsafe tool call, recording its intent) so that
+ * a redelivered run resumes after its last completed step.
+ */
+
+/** What the engine gives each run. */
+export interface RunDeps {
+  readonly bus: Bus;
+  readonly pipeline: EventPipeline;
+  readonly logger: Logger;
+  readonly tasks: TaskRepository;
+  readonly runStates: RunStateRepository;
+  readonly tools: ToolRegistry;
+  readonly agents: AgentConfigResolver;
+  readonly settings: EngineSettings;
+}
+
+/** What the holder of the run's RUNS message does when the run returns. */
+export type RunExit =
+  | { readonly kind: 'done' }
+  | { readonly kind: 'handback' }
+  | { readonly kind: 'lost' }
+  | { readonly kind: 'retry'; readonly delayMs: number };
+
+/** How an approval wait ended. */
+export type Verdict = 'approve' | 'reject' | 'timeout_reject' | 'stop';
+
+/** A pending cancellation. */
+export interface CancelRequest {
+  readonly reason: string;
+  readonly cascaded: boolean;
+  hard: boolean;
+}
+
+const RETRY_DELAY_MS = 5_000;
+
+function isTransient(error: unknown): boolean {
+  if (isStoreError(error)) return true;
+  return isServiceError(error) && (error.code === 'unavailable' || error.code === 'timeout');
+}
+
+export class RunLoop {
+  readonly taskId: string;
+  readonly deps: RunDeps;
+  readonly log: Logger;
+  readonly deliveryCount: number;
+  readonly abort = new AbortController();
+  task!: TaskRecord;
+  owner!: Owner;
+  events!: RunEvents;
+  /** Injected context and user messages, oldest first (the task's `context`). */
+  context: ContextEntry[] = [];
+  state: Checkpoint = { ...RUN_STATE_DEFAULTS, messages: [], completed_calls: [] };
+  cancel: CancelRequest | undefined;
+  /** A requested live pause, unresolved. */
+  pause: PauseRecord | undefined;
+  /** The approval the run waits for now. */
+  approval: { readonly record: PauseRecord; readonly settle: (verdict: Verdict) => void } | undefined;
+  exitRequest: 'handback' | 'lost' | undefined;
+  terminated = false;
+  parked = false;
+  draining = false;
+  inbox: Subscription | undefined;
+  controls: Promise<void> = Promise.resolve();
+  /** Pause tokens of this run resolved on this executor (a second approve of one is refused). */
+  readonly resolvedTokens = new Set<string>();
+  /** True once the run had a pause record: its open ones are resolved when it ends. */
+  pausesOpened = false;
+  /** An approval still open from an earlier executor of the run, reused by the same call. */
+  restoredApproval: PauseRecord | undefined;
+  approvalTimer: NodeJS.Timeout | undefined;
+  #wake: (() => void) | undefined;
+  agent!: AgentRunConfig;
+  provider!: LlmProvider;
+  exposed = new Map<string, ToolDefinition>();
+  specs: ToolSpec[] = [];
+  history: ChatMessage[] = [];
+
+  constructor(taskId: string, deps: RunDeps, deliveryCount: number) {
+    this.taskId = taskId;
+    this.deps = deps;
+    this.deliveryCount = deliveryCount;
+    this.log = deps.logger.child({ taskId, delivery: deliveryCount });
+  }
+
+  /** Runs until the run ends or must leave this executor; never throws. */
+  async execute(): Promise<RunExit> {
+    try {
+      const early = await this.#setup();
+      if (early !== undefined) return early;
+      await this.#loop();
+      return this.#exit();
+    } catch (error) {
+      return await this.#fail(error);
+    } finally {
+      this.closeInbox();
+      clearTimeout(this.approvalTimer);
+    }
+  }
+
+  /** Drain: stop at once and leave the run to another executor (its last checkpoint stands). */
+  requestHandback(): void {
+    this.exitRequest ??= 'handback';
+    this.#interrupt();
+  }
+
+  /** Drain: finish if possible, but hand the run back instead of parking (now or later). */
+  requestDrain(): void {
+    this.draining = true;
+    if (this.waiting) this.requestHandback();
+  }
+
+  /** Another executor holds the lease now: stop without a word. */
+  markLost(): void {
+    this.exitRequest = 'lost';
+    this.events?.silence();
+    this.#interrupt();
+  }
+
+  /** True while the run waits for a human (pause or approval). */
+  get waiting(): boolean {
+    return this.parked || this.approval !== undefined;
+  }
+
+  /** Wakes a parked run so it re-reads its flags. */
+  wake(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+
+  /** Cancel (from a control or a cascading parent). Hard aborts in-flight calls at once. */
+  requestCancel(request: CancelRequest): void {
+    this.cancel = request;
+    if (request.hard) {
+      this.events.seal();
+      this.abort.abort();
+    }
+    this.approval?.settle('stop');
+    this.wake();
+  }
+
+  closeInbox(): void {
+    this.inbox?.unsubscribe();
+    this.inbox = undefined;
+  }
+
+  #interrupt(): void {
+    this.abort.abort();
+    this.approval?.settle('stop');
+    this.wake();
+  }
+
+  #exit(): RunExit {
+    if (this.exitRequest === 'lost') return { kind: 'lost' };
+    if (this.exitRequest === 'handback' && !this.terminated) return { kind: 'handback' };
+    return { kind: 'done' };
+  }
+
+  async #fail(error: unknown): Promise<RunExit> {
+    if (this.exitRequest !== undefined) return this.#exit();
+    if (isTransient(error) || this.terminated || this.task === undefined) {
+      this.log.warn({ err: error }, 'run interrupted; it will be retried');
+      return { kind: 'retry', delayMs: RETRY_DELAY_MS };
+    }
+    const code = error instanceof ProviderFailure ? RUN_ERROR_CODES.llmError : RUN_ERROR_CODES.internal;
+    this.log[code === RUN_ERROR_CODES.internal ? 'error' : 'warn']({ err: error }, 'run failed');
+    try {
+      await this.terminate({ status: 'failed', error_code: code });
+      return this.#exit();
+    } catch (again) {
+      this.log.warn({ err: again }, 'run could not be ended; it will be retried');
+      return { kind: 'retry', delayMs: RETRY_DELAY_MS };
+    }
+  }
+
+  /** Claims the task; returns an exit when there is nothing to run. */
+  async #setup(): Promise<RunExit | undefined> {
+    const { tasks, runStates } = this.deps;
+    const task = await tasks.getTask(this.taskId);
+    if (task === null) {
+      this.log.warn('run message for an unknown task dropped');
+      return { kind: 'done' };
+    }
+    this.task = task;
+    this.owner = { tenant: task.tenant, user: task.user, session: task.session };
+    this.events = new RunEvents(this.deps.pipeline, { ...this.owner, run: task.task_id }, this.log);
+    if (isTerminal(task.status)) {
+      await republishTerminal(task, runStates, this.events);
+      return { kind: 'done' };
+    }
+    const saved = await runStates.load(this.taskId);
+    if (saved?.terminal !== undefined) {
+      await this.terminate(saved.terminal);
+      return { kind: 'done' };
+    }
+    const prior = await tasks.markRunning(this.taskId);
+    if (prior === null) return { kind: 'done' };
+    const firstStart = prior === 'pending';
+    if (firstStart || (saved === null && this.#startedRecently(task))) {
+      this.events.emit('task.started', { TaskID: this.taskId, PriorState: 'pending' }, startedEventId(this.taskId));
+    }
+    task.status = 'running';
+    this.context = [...(task.context ?? [])];
+    if (saved !== null) {
+      this.state = {
+        step: saved.step ?? 0,
+        messages: saved.messages ?? [],
+        completed_calls: saved.completed_calls ?? [],
+        pending_call: saved.pending_call ?? null,
+        inputs_consumed: saved.inputs_consumed ?? 0,
+        cost_usd: saved.cost_usd ?? 0,
+      };
+      if (saved.cancel !== undefined) this.cancel = { ...saved.cancel, hard: false };
+    }
+    openControlInbox(this);
+    if (!firstStart) await this.#restorePauses();
+    if (this.state.pending_call !== null && this.state.pending_call !== undefined) {
+      await this.#outcomeUnknown(this.state.pending_call.tool);
+      return { kind: 'done' };
+    }
+    await this.#prepare();
+    return undefined;
+  }
+
+  /**
+   * A redelivered run with no checkpoint whose start is recent may have died
+   * between marking the task running and publishing `task.started`: it is
+   * published again under its fixed id, which the stream's duplicate window
+   * drops if the first one was stored.
+   */
+  #startedRecently(task: TaskRecord): boolean {
+    const startedAt = task.started_at === undefined ? 0 : Date.parse(task.started_at);
+    return Date.now() - startedAt < DUPLICATE_WINDOW_MS * 0.75;
+  }
+
+  async #restorePauses(): Promise<void> {
+    for (const record of await this.deps.runStates.openPauses(this.taskId)) {
+      this.pausesOpened = true;
+      if (record.kind === 'pause') this.pause ??= record;
+      else this.restoredApproval ??= record;
+    }
+  }
+
+  /** An unsafe call was under way when the previous executor stopped: never retried blindly. */
+  async #outcomeUnknown(tool: string): Promise<void> {
+    this.events.emit('tool.failed', {
+      Identity: this.events.quad,
+      ToolName: tool,
+      Transport: this.deps.tools.get(tool)?.transport ?? 'builtin',
+      Attempts: 1,
+      ErrorClass: 'outcome_unknown',
+      ErrorMessage: 'the executor stopped during this unsafe call; its outcome is unknown',
+    });
+    await this.terminate({ status: 'failed', error_code: RUN_ERROR_CODES.toolOutcomeUnknown });
+  }
+
+  async #prepare(): Promise<void> {
+    const { agents, runStates, tools, settings } = this.deps;
+    const [agent, turns] = await Promise.all([
+      agents.resolve(ownerIdentity(this.task), this.task.agent_id ?? settings.defaultAgentId),
+      runStates.sessionTurns(this.owner),
+    ]);
+    this.agent = agent;
+    this.history = historyMessages(turns, this.taskId);
+    this.provider = providerFor(agent.provider, { apiKey: settings.llmApiKey, timeoutMs: settings.llmTimeoutMs });
+    const exposed = tools.exposed(agent.toolExposure);
+    this.exposed = new Map(exposed.map((t) => [t.name, t]));
+    this.specs = tools.specs(exposed);
+  }
+
+  async #loop(): Promise<void> {
+    const { maxSteps } = this.deps.settings;
+    while (await this.#boundary()) {
+      if (stepLimitReached(this.state.step, maxSteps)) {
+        this.events.emit('planner.max_steps_exceeded', {
+          Identity: this.events.quad,
+          MaxSteps: maxSteps,
+          StepsObserved: this.state.step,
+          LastTool: lastToolOf(this.state.messages),
+          OccurredAt: occurredAt(),
+        });
+        await this.terminate({ status: 'failed', error_code: RUN_ERROR_CODES.maxStepsExceeded });
+        return;
+      }
+      await runStep(this);
+    }
+  }
+
+  /** A planner-step boundary: stop, cancel, or park while a pause is pending. */
+  async #boundary(): Promise<boolean> {
+    for (;;) {
+      if (this.exitRequest !== undefined || this.terminated) return false;
+      if (this.cancel !== undefined) {
+        await this.terminate({ status: 'cancelled', reason: this.cancel.reason, cascaded: this.cancel.cascaded });
+        return false;
+      }
+      if (this.pause === undefined) return true;
+      if (this.draining) {
+        this.requestHandback();
+        return false;
+      }
+      this.parked = true;
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+      });
+      this.parked = false;
+    }
+  }
+
+  /** True once a hard cancel, a drain or a lost lease interrupted in-flight calls. */
+  get interrupted(): boolean {
+    return this.exitRequest !== undefined || this.cancel?.hard === true || this.abort.signal.aborted;
+  }
+
+  /** Ends the run with exactly one terminal event (see `finishRun`). */
+  terminate(outcome: TerminalOutcome, answer?: string): Promise<void> {
+    return finishRun(this, outcome, answer);
+  }
+}

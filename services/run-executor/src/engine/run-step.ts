@@ -1,0 +1,243 @@
+import type { Decision, ChunkKind, CompletionResult } from '../providers/provider.ts';
+import { invokeWithPolicy } from '../tools/registry.ts';
+import type { ToolDefinition } from '../tools/tool.ts';
+import { awaitApproval } from './approval.ts';
+import {
+  checkToolCall,
+  DECISION_KINDS,
+  inputMessages,
+  promptMessages,
+  RUN_ERROR_CODES,
+  systemPrompt,
+  toolCallMessage,
+  toolResultMessage,
+} from './planner.ts';
+import { occurredAt } from './run-events.ts';
+import type { RunLoop } from './run-loop.ts';
+
+/**
+ * One planner step of a run: consume new inputs, call the provider (its
+ * chunks streamed as `llm.completion.chunk`), record the step's cost
+ * (`recordStep`, then `llm.cost.recorded`) and the decision
+ * (`planner.decision`), then either finish or call the tool: invalid
+ * arguments are reported and fed back, a gated tool waits for approval, an
+ * unsafe call's intent is checkpointed before it starts, attempts follow the
+ * tool's retry policy. A step ends with its checkpoint.
+ */
+
+const MAX_TRACE_CHARS = 4_096;
+
+/** A provider call that failed for a reason of its own (not a cancellation). */
+export class ProviderFailure extends Error {
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'ProviderFailure';
+  }
+}
+
+export async function runStep(run: RunLoop): Promise<void> {
+  const fresh = run.context.slice(run.state.inputs_consumed);
+  if (fresh.length > 0) {
+    run.state.messages.push(...inputMessages(fresh));
+    run.state.inputs_consumed = run.context.length;
+  }
+  const result = await complete(run);
+  if (result === undefined) return;
+  const { decision } = result;
+  const stepNo = run.state.step + 1;
+  await run.deps.tasks.recordStep(run.taskId, {
+    index: stepNo,
+    cost_usd: result.costUsd,
+    tokens_in: result.usage.input_tokens,
+    tokens_out: result.usage.output_tokens,
+    model: result.model,
+    ...(decision.kind === 'tool_call' ? { tool: decision.tool } : {}),
+  });
+  run.state.cost_usd += result.costUsd;
+  emitDecision(run, result);
+  if (decision.kind === 'finish') {
+    run.state.messages.push({ role: 'assistant', content: decision.answer });
+    run.state.step = stepNo;
+    await run.terminate({ status: 'complete', notify_on_complete: false }, decision.answer);
+    return;
+  }
+  await toolStep(run, decision, result.reasoning, stepNo);
+}
+
+/** One streamed provider call; `undefined` when a cancellation or drain interrupted it. */
+async function complete(run: RunLoop): Promise<CompletionResult | undefined> {
+  const quad = run.events.quad;
+  let lastKind: ChunkKind = 'text';
+  const chunk = (delta: string, kind: ChunkKind, done: boolean): void => {
+    run.events.emit('llm.completion.chunk', {
+      Identity: quad,
+      TaskID: run.taskId,
+      RunID: run.taskId,
+      Delta: delta,
+      Done: done,
+      Kind: kind,
+      OccurredAt: occurredAt(),
+    });
+  };
+  try {
+    const result = await run.provider.complete({
+      taskId: run.taskId,
+      step: run.state.step,
+      query: run.task.query,
+      goal: run.task.goal,
+      system: systemPrompt(run.agent.system, run.task.goal),
+      messages: promptMessages(run.history, run.task.query, run.state.messages),
+      tools: run.specs,
+      params: run.agent.params,
+      signal: run.abort.signal,
+      onChunk: (delta, kind) => {
+        lastKind = kind;
+        chunk(delta, kind, false);
+      },
+    });
+    chunk('', lastKind, true);
+    return result;
+  } catch (error) {
+    if (run.interrupted) return undefined;
+    throw new ProviderFailure(error);
+  }
+}
+
+function emitDecision(run: RunLoop, result: CompletionResult): void {
+  const quad = run.events.quad;
+  const at = occurredAt();
+  run.events.emit('llm.cost.recorded', {
+    Identity: quad,
+    Model: result.model,
+    Cost: { currency: 'USD', total: result.costUsd },
+    Usage: {
+      input_tokens: result.usage.input_tokens,
+      output_tokens: result.usage.output_tokens,
+      total_tokens: result.usage.input_tokens + result.usage.output_tokens,
+    },
+    ContextWindowTokens: result.contextWindowTokens,
+    OccurredAt: at,
+  });
+  const { decision } = result;
+  run.events.emit('planner.decision', {
+    Identity: quad,
+    DecisionKind: decision.kind === 'finish' ? DECISION_KINDS.finish : DECISION_KINDS.toolCall,
+    Tool: decision.kind === 'tool_call' ? decision.tool : '',
+    ReasoningChars: result.reasoning.length,
+    ReasoningTrace: result.reasoning.slice(0, MAX_TRACE_CHARS),
+    OccurredAt: at,
+  });
+}
+
+async function toolStep(
+  run: RunLoop,
+  decision: Extract<Decision, { kind: 'tool_call' }>,
+  reasoning: string,
+  stepNo: number,
+): Promise<void> {
+  const check = checkToolCall(decision, run.exposed);
+  run.state.messages.push(toolCallMessage(decision, reasoning));
+  if (!check.ok) {
+    run.events.emit('tool.invalid_args', {
+      Identity: run.events.quad,
+      ToolName: decision.tool,
+      Transport: run.exposed.get(decision.tool)?.transport ?? 'builtin',
+      ValidationError: check.error,
+    });
+    recordResult(run, decision.callId, decision.tool, stepNo, { ok: false, error: check.error, attempts: 0 });
+    await checkpoint(run);
+    return;
+  }
+  const { tool, args } = check;
+  if (tool.approval.mode === 'always') {
+    const verdict = await awaitApproval(run, tool, args);
+    if (verdict === 'stop') return;
+    if (verdict !== 'approve') {
+      const code = verdict === 'reject' ? RUN_ERROR_CODES.constraintsConflict : RUN_ERROR_CODES.approvalTimeout;
+      await run.terminate({ status: 'failed', error_code: code });
+      return;
+    }
+  }
+  if (tool.sideEffect === 'unsafe') {
+    run.state.pending_call = { call_id: decision.callId, tool: tool.name, step: stepNo, started_at: occurredAt() };
+    await checkpoint(run);
+  }
+  await invoke(run, tool, args, decision.callId, stepNo);
+}
+
+async function invoke(
+  run: RunLoop,
+  tool: ToolDefinition,
+  args: Record<string, unknown>,
+  callId: string,
+  stepNo: number,
+): Promise<void> {
+  const base = { Identity: run.events.quad, ToolName: tool.name, Transport: tool.transport };
+  run.events.emit('tool.invoked', { ...base, StartedAt: occurredAt() });
+  let outcome;
+  try {
+    outcome = await invokeWithPolicy(
+      tool,
+      args,
+      { taskId: run.taskId, callId, signal: run.abort.signal },
+      (attempt, error) =>
+        run.events.emit('tool.failed', {
+          ...base,
+          Attempts: attempt,
+          ErrorClass: error.errorClass,
+          ErrorMessage: error.message,
+        }),
+    );
+  } catch (error) {
+    if (run.interrupted) return;
+    throw error;
+  }
+  if (outcome.ok) {
+    run.events.emit('tool.completed', { ...base, Attempts: outcome.attempts, DurationMS: outcome.durationMs });
+    recordResult(run, callId, tool.name, stepNo, { ok: true, output: outcome.output, attempts: outcome.attempts });
+  } else {
+    if (outcome.exhausted) {
+      run.events.emit('tool.policy_exhausted', {
+        ...base,
+        Attempts: outcome.attempts,
+        LastClass: outcome.errorClass,
+        LastError: outcome.error,
+      });
+    }
+    recordResult(run, callId, tool.name, stepNo, { ok: false, error: outcome.error, attempts: outcome.attempts });
+  }
+  await checkpoint(run);
+}
+
+function recordResult(
+  run: RunLoop,
+  callId: string,
+  tool: string,
+  stepNo: number,
+  result: { ok: true; output: string; attempts: number } | { ok: false; error: string; attempts: number },
+): void {
+  const message = toolResultMessage(callId, result);
+  run.state.messages.push(message);
+  run.state.completed_calls.push({
+    call_id: callId,
+    tool,
+    step: stepNo,
+    ok: result.ok,
+    output: message.content,
+    attempts: result.attempts,
+  });
+  run.state.pending_call = null;
+  run.state.step = stepNo;
+}
+
+/** The one store write of a step, alongside waiting for the step's events. */
+async function checkpoint(run: RunLoop): Promise<void> {
+  const [, flushed] = await Promise.allSettled([
+    run.deps.runStates.checkpoint(run.taskId, run.owner, run.state),
+    run.events.flush(),
+  ]).then((results) => {
+    if (results[0].status === 'rejected') throw results[0].reason;
+    return results;
+  });
+  if (flushed.status === 'rejected') run.log.warn({ err: flushed.reason }, 'run events were not all stored');
+}

@@ -1,0 +1,46 @@
+import type { RpcHandler } from '@ars/bus';
+import { createControlHandlers } from './controls.handler.ts';
+import type { ApiDeps } from './deps.ts';
+import { createStartDependencies } from './dependencies.ts';
+import type { StartDependencies } from './dependencies.ts';
+import { createEraseSessionHandler, ERASE_SESSION } from './erase-session.handler.ts';
+import type { RunStateEraser } from './erase-session.handler.ts';
+import { createPauseListHandler } from './pause-list.handler.ts';
+import { createSearchTasksHandler } from './search-tasks.handler.ts';
+import { createStartHandler } from './start.handler.ts';
+import { createTaskReadHandlers } from './tasks-read.handler.ts';
+
+export type { ApiDeps, ApiSettings } from './deps.ts';
+export type { StartDependencies } from './dependencies.ts';
+export type { RunStateEraser } from './erase-session.handler.ts';
+
+/** Options of {@link createApiHandlers}. */
+export interface ApiHandlerOptions {
+  /** The start checks; default: the session, agent-registry and artifact services over NATS. */
+  readonly startDependencies?: StartDependencies;
+  /** The engine's eraser of run state for `_tasks.erase_session`. */
+  readonly eraseRunState?: RunStateEraser;
+}
+
+/**
+ * The run-executor's API side: `start`, the nine steering controls,
+ * `tasks.get`, `tasks.list`, `pause.list`, `search.tasks`, and the internal
+ * `_tasks.erase_session`.
+ */
+export function createApiHandlers(
+  deps: ApiDeps,
+  options: ApiHandlerOptions = {},
+): { handlers: Record<string, RpcHandler>; internalHandlers: Record<string, RpcHandler> } {
+  const checks =
+    options.startDependencies ?? createStartDependencies(deps.rpc, deps.logger, deps.settings.dependencyTimeoutMs);
+  return {
+    handlers: {
+      start: createStartHandler(deps, checks),
+      ...createControlHandlers(deps),
+      ...createTaskReadHandlers(deps),
+      'pause.list': createPauseListHandler(deps),
+      'search.tasks': createSearchTasksHandler(deps),
+    },
+    internalHandlers: { [ERASE_SESSION]: createEraseSessionHandler(deps, options.eraseRunState) },
+  };
+}

@@ -1,0 +1,68 @@
+import { PROTOCOL_VERSION } from '@ars/contracts';
+import type { SearchHit, SearchRequest, SearchResponse } from '@ars/contracts';
+import type { RpcHandler } from '@ars/bus';
+import type { Filter } from '@ars/store';
+import { searchScope, taskFilter } from '../domain/read-scope.ts';
+import { toTaskView } from '../domain/task.ts';
+import type { TaskRecord } from '../domain/task.ts';
+import type { ApiDeps } from './deps.ts';
+import { reconcile } from './identity.ts';
+import { withCursor } from './tasks-read.handler.ts';
+
+const SNIPPET_CHARS = 160;
+
+/** The matching text around the first match, or the head of the query. */
+function snippet(task: TaskRecord, query: string | undefined): string {
+  const lower = query?.toLowerCase();
+  for (const text of [task.query, task.goal]) {
+    const at = lower === undefined ? -1 : text.toLowerCase().indexOf(lower);
+    if (at >= 0) {
+      const start = Math.max(0, at - SNIPPET_CHARS / 4);
+      return text.slice(start, start + SNIPPET_CHARS);
+    }
+  }
+  return task.query.slice(0, SNIPPET_CHARS);
+}
+
+function hit(task: TaskRecord, query: string | undefined): SearchHit {
+  return {
+    kind: 'task',
+    id: task.task_id,
+    tenant: task.tenant,
+    user: task.user,
+    session: task.session,
+    title: task.query.slice(0, SNIPPET_CHARS),
+    snippet: snippet(task, query),
+    occurred_at: task.created_at,
+    record: toTaskView(task),
+  };
+}
+
+/**
+ * `search.tasks` (R, X): tasks whose query or goal contains `query`
+ * (case-insensitive literal; absent: every task), newest first, in the
+ * folded search scope — `filter.tenant_ids` and `filter.user_ids` default to
+ * the caller's own, `filter.session_ids` omitted spans every session of
+ * theirs; naming others needs admin or console:fleet (403 `scope_mismatch`).
+ * `filter.status`, `since` and `until` narrow; the other filter members
+ * belong to other search methods and are ignored.
+ */
+export function createSearchTasksHandler(deps: ApiDeps): RpcHandler {
+  return async ({ method, identity, body }): Promise<SearchResponse> => {
+    reconcile(method, identity, body);
+    const request = body as SearchRequest;
+    const scope = searchScope(identity, request.filter);
+    const filter = taskFilter(scope, {
+      status: request.filter?.status,
+      since: request.filter?.since,
+      until: request.filter?.until,
+      text: request.query,
+    }) as Filter<TaskRecord>;
+    const page = await withCursor(() => deps.tasks.listTasks(filter, { limit: request.limit, cursor: request.cursor }));
+    return {
+      items: page.items.map((task) => hit(task, request.query)),
+      ...(page.next_cursor === null ? {} : { next_cursor: page.next_cursor }),
+      protocol_version: PROTOCOL_VERSION,
+    };
+  };
+}

@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { PROTOCOL_VERSION } from '@ars/contracts';
+import type { StartRequest, StartResponse, VerifiedIdentity } from '@ars/contracts';
+import type { RpcHandler } from '@ars/bus';
+import { idempotencyScope, newTaskRecord, spawnedEventId, spawnedPayload } from '../domain/start.ts';
+import type { BoundAgent, ResolvedArtifact } from '../domain/start.ts';
+import type { TaskRecord } from '../domain/task.ts';
+import { enqueueRun } from '../engine/work-queue.ts';
+import type { ApiDeps } from './deps.ts';
+import type { StartDependencies } from './dependencies.ts';
+import { reconcile } from './identity.ts';
+
+/**
+ * Publishes `task.spawned`, then enqueues the run on RUNS (the engine's
+ * `enqueueRun`: its priority bucket's subject), and records the spawned
+ * sequence. Both publishes carry fixed ids (the event id and
+ * `Nats-Msg-Id` = task id), so running this twice for one task (a reused
+ * start finding it still pending) stores each message once: `task.spawned`
+ * is always on the stream before the RUNS message exists, hence before the
+ * engine can emit `task.started`.
+ */
+async function announce(deps: ApiDeps, task: TaskRecord): Promise<void> {
+  const { sequence } = await deps.publisher.publish({
+    type: 'task.spawned',
+    identity: { tenant: task.tenant, user: task.user, session: task.session, run: task.task_id },
+    eventId: spawnedEventId(task.task_id),
+    occurredAt: task.created_at,
+    payload: spawnedPayload(task),
+  });
+  await Promise.all([
+    enqueueRun(deps.bus, task, { msgId: task.task_id }),
+    deps.tasks.setSpawnedSequence(task.task_id, sequence),
+  ]);
+}
+
+/** The checks other services answer, all at once (none depends on another). */
+async function runChecks(
+  checks: StartDependencies,
+  caller: VerifiedIdentity,
+  request: StartRequest,
+  defaultAgentId: string,
+): Promise<{ agent: BoundAgent; artifacts: ResolvedArtifact[] }> {
+  const agentId = request.agent_id;
+  const ids = [...new Set(request.input_artifact_ids ?? [])];
+  const [, agent, artifacts] = await Promise.all([
+    checks.admitSession(caller),
+    agentId === undefined
+      ? Promise.resolve<BoundAgent>({})
+      : agentId === defaultAgentId
+        ? Promise.resolve<BoundAgent>({ agent_id: agentId })
+        : checks.resolveAgent(caller, agentId).then((r) => ({ agent_id: agentId, ...r })),
+    ids.length === 0 ? Promise.resolve([]) : checks.resolveArtifacts(caller, ids),
+  ]);
+  return { agent, artifacts };
+}
+
+function response(taskId: string, reused: boolean): StartResponse {
+  return { task_id: taskId, reused, protocol_version: PROTOCOL_VERSION };
+}
+
+/**
+ * `start`: the spec's five rules.
+ *
+ * 1. An `idempotency_key` already used in the same (tenant, user, session)
+ *    returns that task with `reused: true`. Race-free: the task carries
+ *    `idempotency_scope` under a sparse unique index, so of concurrent starts
+ *    exactly one insert wins and the others read the winner.
+ * 2–3. A named `agent_id` other than the configured default must resolve in
+ *    the caller's tenant (`_agent.resolve`), else `invalid_request`, the same
+ *    for another tenant's id and an unknown one, before any task exists.
+ *    `Task.agent_id` is absent when the caller named none.
+ * 4. `agent_id` only selects configuration; nothing else of the run uses it.
+ * 5. `_session.admit` opens a fresh session, reopens a closed one, and
+ *    refuses an erased one (`session_erased`).
+ *
+ * The path is kept short: the idempotency lookup and the session, agent and
+ * artifact checks run concurrently; then one insert, `task.spawned`, and the
+ * RUNS enqueue (the engine emits `task.started` when it claims the run).
+ * Identity: the verified triple, never the body.
+ */
+export function createStartHandler(deps: ApiDeps, checks: StartDependencies): RpcHandler {
+  return async ({ method, identity, body }): Promise<StartResponse> => {
+    reconcile(method, identity, body);
+    const request = body as StartRequest;
+    const key = request.idempotency_key;
+    const scope = key === undefined ? undefined : idempotencyScope(identity, key);
+
+    const pendingChecks = runChecks(checks, identity, request, deps.settings.defaultAgentId);
+    // Observed now so that a refusal arriving while the lookup runs is never an unhandled rejection.
+    pendingChecks.catch(() => undefined);
+    const existing = scope === undefined ? null : await deps.tasks.findByIdempotencyScope(scope);
+    if (existing !== null) return reuse(deps, existing);
+    const { agent, artifacts } = await pendingChecks;
+
+    const taskId = randomUUID();
+    const record = newTaskRecord({
+      taskId,
+      triple: identity,
+      request,
+      agent,
+      artifacts,
+      now: new Date().toISOString(),
+    });
+    const { task, reused } = await deps.tasks.insertTask(record);
+    if (reused) return reuse(deps, task);
+    await announce(deps, task);
+    deps.logger.debug({ taskId, reused: false }, 'run spawned');
+    return response(taskId, false);
+  };
+}
+
+/**
+ * A reused start. A task still `pending` without a recorded spawn sequence
+ * may belong to a start that failed (or is still running) between its
+ * insert and its enqueue: announcing again is safe (both publishes are
+ * deduplicated) and makes a crashed start recoverable by retrying it.
+ */
+async function reuse(deps: ApiDeps, task: TaskRecord): Promise<StartResponse> {
+  if (task.status === 'pending' && task.spawned_sequence === undefined) await announce(deps, task);
+  return response(task.task_id, true);
+}

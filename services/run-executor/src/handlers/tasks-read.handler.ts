@@ -1,0 +1,125 @@
+import { PROTOCOL_VERSION, ServiceError } from '@ars/contracts';
+import type {
+  TaskDetail,
+  TaskGetRequest,
+  TaskListRequest,
+  TaskListResponse,
+  TaskRef,
+  VerifiedIdentity,
+} from '@ars/contracts';
+import { isAdmin } from '@ars/auth';
+import type { RpcHandler } from '@ars/bus';
+import { isInvalidCursorError } from '@ars/store';
+import type { Filter } from '@ars/store';
+import { costRollup, costTotal } from '../domain/cost.ts';
+import { listFilterInput, listScope, statusCounts, taskFilter } from '../domain/read-scope.ts';
+import { toTaskView } from '../domain/task.ts';
+import type { TaskRecord } from '../domain/task.ts';
+import type { ApiDeps } from './deps.ts';
+import { reconcile } from './identity.ts';
+import { readSnapshotSequence } from './snapshot-sequence.ts';
+
+/** Maps a cursor the store refuses to `invalid_request`. */
+export async function withCursor<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (isInvalidCursorError(error)) throw new ServiceError('invalid_request', 'cursor: not a cursor of this list');
+    throw error;
+  }
+}
+
+/**
+ * Who may read a task by id: its owner (same tenant and user, any of their
+ * sessions: the id is an explicit reference, as for steering) or an admin.
+ * Anyone else, and a missing id, get the same `not_found`.
+ */
+function visible(caller: VerifiedIdentity, task: TaskRecord | null): task is TaskRecord {
+  if (task === null) return false;
+  if (isAdmin(caller.scopes)) return true;
+  return task.tenant === caller.tenant && task.user === caller.user;
+}
+
+/**
+ * `tasks.get` → TaskDetail: the task row; the parent session
+ * `{tenant, user, session_id}`; the parent task `{task_id, status}` when
+ * there is one; the per-step cost rollup and its total; the trajectory by
+ * reference — the run's events on the stream, `{kind: 'events', run,
+ * from_sequence}` (`from_sequence` is the sequence of its `task.spawned`, 0
+ * until known; replay with `X-Service-Run: <task_id>` and `Last-Event-ID:
+ * from_sequence − 1`); and `sequence` (see `readSnapshotSequence` for what
+ * it guarantees). Another tenant's id is `not_found`.
+ */
+function getTask(deps: ApiDeps): RpcHandler {
+  return async ({ method, identity, body }): Promise<TaskDetail> => {
+    reconcile(method, identity, body);
+    const { task_id: taskId } = body as TaskGetRequest;
+    const sequence = await readSnapshotSequence(deps.bus);
+    const task = await deps.tasks.getTask(taskId);
+    if (!visible(identity, task)) throw new ServiceError('not_found', `task ${taskId} not found`);
+    let parent: TaskRef | undefined;
+    if (task.parent_task_id !== undefined) {
+      const found = await deps.tasks.getTask(task.parent_task_id);
+      if (found !== null) parent = { task_id: found.task_id, status: found.status };
+    }
+    const rollup = costRollup(task.steps);
+    const fromSequence = task.spawned_sequence ?? 0;
+    return {
+      task: toTaskView(task),
+      parent_session: { tenant: task.tenant, user: task.user, session_id: task.session },
+      ...(parent === undefined ? {} : { parent_task: parent }),
+      cost_rollup: rollup,
+      cost_total: costTotal(rollup),
+      trajectory_ref: {
+        ref: `events:${task.task_id}:${fromSequence}`,
+        step_count: task.steps.length,
+        kind: 'events',
+        run: task.task_id,
+        from_sequence: fromSequence,
+      },
+      sequence,
+      protocol_version: PROTOCOL_VERSION,
+    };
+  };
+}
+
+/**
+ * `tasks.list` (R, XA): newest first, cursor pagination, per-status
+ * counters over the whole filter except `filter.status`, and `sequence`.
+ *
+ * Scope: the caller's verified session (send `X-Service-Session: <id>` to
+ * list that conversation's turns). To list every session of the caller use
+ * `search.tasks` without `filter.session_ids` (it spans all the caller's
+ * sessions); an admin fans in across tenants with `filter.tenant_ids` (every
+ * user and session of those tenants; `console:fleet` is not consulted).
+ * Filters: `status`, `kind`, `parent_task_id`, `since` (inclusive) /
+ * `until` (exclusive) on `created_at`, and `text` (case-insensitive literal
+ * over query and goal).
+ */
+function listTasks(deps: ApiDeps): RpcHandler {
+  return async ({ method, identity, body }): Promise<TaskListResponse> => {
+    reconcile(method, identity, body);
+    const request = body as TaskListRequest;
+    const scope = listScope(identity, request.filter?.tenant_ids);
+    const input = listFilterInput(request.filter);
+    const filter = taskFilter(scope, input) as Filter<TaskRecord>;
+    const countFilter = taskFilter(scope, { ...input, status: undefined }) as Filter<TaskRecord>;
+    const sequence = await readSnapshotSequence(deps.bus);
+    const [page, counts] = await Promise.all([
+      withCursor(() => deps.tasks.listTasks(filter, { limit: request.limit, cursor: request.cursor })),
+      deps.tasks.countByStatus(countFilter),
+    ]);
+    return {
+      items: page.items.map(toTaskView),
+      ...(page.next_cursor === null ? {} : { next_cursor: page.next_cursor }),
+      counts: statusCounts(counts),
+      sequence,
+      protocol_version: PROTOCOL_VERSION,
+    };
+  };
+}
+
+/** `tasks.get` and `tasks.list`. */
+export function createTaskReadHandlers(deps: ApiDeps): Record<string, RpcHandler> {
+  return { 'tasks.get': getTask(deps), 'tasks.list': listTasks(deps) };
+}

@@ -1,0 +1,97 @@
+import type { ToolSpec } from '../tools/registry.ts';
+
+/**
+ * The LLM provider port: one streamed completion per planner step, ending in
+ * a decision (call a tool, or finish with an answer).
+ */
+
+/** One message of a run's conversation (the system prompt travels separately). */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  /** assistant: the tool call it decided. */
+  tool_call?: { id: string; name: string; args: Record<string, unknown> };
+  /** tool: the call this message answers. */
+  tool_call_id?: string;
+}
+
+/** `llm.completion.chunk` Kind values. */
+export const CHUNK_KINDS = ['text', 'reasoning', 'tool_call'] as const;
+export type ChunkKind = (typeof CHUNK_KINDS)[number];
+
+/** LLM parameters passed through to the provider (agent `llm_params`). */
+export interface LlmParameters {
+  readonly model?: string | undefined;
+  readonly temperature?: number | undefined;
+  readonly top_p?: number | undefined;
+  readonly max_tokens?: number | undefined;
+  readonly stop?: readonly string[] | undefined;
+}
+
+/** Which provider a run uses and how to reach it (from the agent configuration). */
+export interface ProviderSettings {
+  readonly kind: 'scripted' | 'openai';
+  readonly baseUrl?: string | undefined;
+  readonly model?: string | undefined;
+  /**
+   * openai: the API key. Not a member of the contract's provider config (keys
+   * belong to governance); used when present, else the executor's `LLM_API_KEY`.
+   */
+  readonly apiKey?: string | undefined;
+  /** scripted: the agent's script records. */
+  readonly script?: readonly Record<string, unknown>[] | undefined;
+}
+
+export interface CompletionRequest {
+  readonly taskId: string;
+  /** 0-based index of this planner step. */
+  readonly step: number;
+  /** The query the run was started with (fixed for the run's life). */
+  readonly query: string;
+  /** The current goal (the query until a redirect rewrites it). */
+  readonly goal: string;
+  readonly system: string;
+  readonly messages: readonly ChatMessage[];
+  readonly tools: readonly ToolSpec[];
+  readonly params: LlmParameters;
+  /** Aborted by a hard cancel or a drain: stop streaming at once. */
+  readonly signal: AbortSignal;
+  /** Receives each streamed piece as it arrives. */
+  readonly onChunk: (delta: string, kind: ChunkKind) => void;
+}
+
+export type Decision =
+  | {
+      readonly kind: 'tool_call';
+      readonly callId: string;
+      readonly tool: string;
+      /** Parsed arguments; `undefined` when the model's arguments were not a JSON object. */
+      readonly args: Record<string, unknown> | undefined;
+      readonly rawArgs: string;
+    }
+  | { readonly kind: 'finish'; readonly answer: string };
+
+export interface TokenUsage {
+  readonly input_tokens: number;
+  readonly output_tokens: number;
+}
+
+export interface CompletionResult {
+  readonly decision: Decision;
+  /** The reasoning text that preceded the decision (may be empty). */
+  readonly reasoning: string;
+  readonly model: string;
+  readonly usage: TokenUsage;
+  readonly costUsd: number;
+  readonly contextWindowTokens: number;
+}
+
+export interface LlmProvider {
+  readonly kind: string;
+  complete(request: CompletionRequest): Promise<CompletionResult>;
+}
+
+/** Rough token estimate (4 characters a token) for providers that report no usage. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}

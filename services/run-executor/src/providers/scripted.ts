@@ -1,0 +1,131 @@
+import { parseDirective, scriptFromRecords, stepAt } from './script.ts';
+import type { Script } from './script.ts';
+import { estimateTokens } from './provider.ts';
+import type { ChatMessage, CompletionRequest, CompletionResult, Decision, LlmProvider } from './provider.ts';
+
+/**
+ * The `scripted` provider: deterministic and offline. It plays the agent
+ * configuration's script, else the query's `#script` directive, else echoes
+ * the query in a few chunks and finishes. Its reasoning text is a digest of
+ * what it was given (the goal and the messages new since its last decision),
+ * so a test can see a redirect, injected context or user message reach the
+ * next prompt on `planner.decision` ReasoningTrace.
+ */
+
+export const SCRIPTED_MODEL = 'scripted';
+const MAX_DIGEST_CHARS = 2_000;
+
+function abortError(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : Object.assign(new Error('aborted'), { name: 'AbortError' });
+}
+
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(abortError(signal));
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(abortError(signal));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Messages after the last assistant message: what is new to this step. */
+function newMessages(messages: readonly ChatMessage[]): ChatMessage[] {
+  let i = messages.length;
+  while (i > 0 && messages[i - 1]?.role !== 'assistant') i--;
+  return messages.slice(i);
+}
+
+/** Earlier turns of the session in a prompt: the user/assistant pairs before the run's query. */
+function earlierTurns(request: Pick<CompletionRequest, 'query' | 'messages'>): number {
+  const queryAt = request.messages.findIndex((m) => m.role === 'user' && m.content === request.query);
+  return queryAt <= 0 ? 0 : Math.floor(queryAt / 2);
+}
+
+/** `goal: …`, `history: n turns` when the session has earlier turns, then one line per new message (`tool: …`, `context: …`, `user: …`). */
+export function promptDigest(request: Pick<CompletionRequest, 'goal' | 'query' | 'messages'>): string {
+  const lines = [`goal: ${request.goal}`];
+  const turns = earlierTurns(request);
+  if (turns > 0) lines.push(`history: ${turns} turns`);
+  for (const m of newMessages(request.messages)) {
+    const role = m.role === 'system' ? 'context' : m.role;
+    lines.push(`${role}: ${m.content}`);
+  }
+  const digest = lines.join('\n');
+  return digest.length > MAX_DIGEST_CHARS ? `${digest.slice(0, MAX_DIGEST_CHARS)}…` : digest;
+}
+
+/** Splits `text` into at most `parts` non-empty pieces. */
+function pieces(text: string, parts: number): string[] {
+  if (text.length === 0) return [];
+  const size = Math.ceil(text.length / parts);
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+function resolveScript(records: readonly Record<string, unknown>[] | undefined, query: string): Script | undefined {
+  if (records !== undefined && records.length > 0) return scriptFromRecords(records);
+  return parseDirective(query);
+}
+
+/** Creates a scripted provider; `script` is the agent configuration's, when it has one. */
+export function createScriptedProvider(script?: readonly Record<string, unknown>[]): LlmProvider {
+  return {
+    kind: 'scripted',
+    async complete(request: CompletionRequest): Promise<CompletionResult> {
+      const { signal, onChunk } = request;
+      if (signal.aborted) throw abortError(signal);
+      const plan = resolveScript(script, request.query);
+      const step = plan === undefined ? undefined : stepAt(plan, request.step);
+      const digest = promptDigest(request);
+      let output = '';
+      const emit = (delta: string, kind: 'text' | 'reasoning' | 'tool_call'): void => {
+        output += delta;
+        onChunk(delta, kind);
+      };
+      for (let i = 0; i < (step?.chunks ?? 0); i++) {
+        await delay(step?.delayMs ?? 0, signal);
+        emit(`chunk ${i + 1} `, 'reasoning');
+      }
+      let decision: Decision;
+      if (plan === undefined) {
+        // No script at all: echo the query back in a few chunks.
+        for (const piece of pieces(request.goal, 3)) emit(piece, 'text');
+        decision = { kind: 'finish', answer: request.goal };
+      } else if (step === undefined || step.action.kind === 'finish') {
+        const answer = step?.action.kind === 'finish' ? (step.action.answer ?? 'done') : 'done';
+        emit(digest, 'reasoning');
+        emit(answer, 'text');
+        decision = { kind: 'finish', answer };
+      } else {
+        const rawArgs = JSON.stringify(step.action.args);
+        emit(digest, 'reasoning');
+        emit(`${step.action.tool} ${rawArgs}`, 'tool_call');
+        decision = {
+          kind: 'tool_call',
+          callId: `call_${request.step + 1}`,
+          tool: step.action.tool,
+          args: step.action.args,
+          rawArgs,
+        };
+      }
+      if (signal.aborted) throw abortError(signal);
+      const prompt = request.system + request.messages.map((m) => m.content).join('\n');
+      return {
+        decision,
+        reasoning: plan === undefined ? '' : digest,
+        model: SCRIPTED_MODEL,
+        usage: { input_tokens: estimateTokens(prompt), output_tokens: estimateTokens(output) },
+        costUsd: 0,
+        contextWindowTokens: 0,
+      };
+    },
+  };
+}

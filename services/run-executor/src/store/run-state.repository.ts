@@ -1,0 +1,273 @@
+import { isDuplicateKeyError } from '@ars/store';
+import type { Collection, Store } from '@ars/store';
+import type { PauseRecord } from '../domain/pause.ts';
+import type { ChatMessage } from '../providers/provider.ts';
+import { PAUSES_COLLECTION } from './task.repository.ts';
+
+/**
+ * The engine's durable state, next to the task rows: one checkpoint per live
+ * run (written once per planner step, deleted once the terminal event is
+ * out), pause records (collection `pauses` of the task repository, which
+ * `pause.list` reads; the engine creates and resolves them, resolution
+ * atomic), control receipts (`event_id` deduplication) and each session's
+ * recent turns (the prompt's conversation history).
+ */
+
+/** The owner triple every record carries. */
+export interface Owner {
+  readonly tenant: string;
+  readonly user: string;
+  readonly session: string;
+}
+
+/** A tool call whose outcome is recorded: never executed again. */
+export interface CompletedCall {
+  call_id: string;
+  tool: string;
+  step: number;
+  ok: boolean;
+  output: string;
+  attempts: number;
+}
+
+/** An unsafe tool call that started; if a checkpoint still names it after a crash, its outcome is unknown. */
+export interface PendingCall {
+  call_id: string;
+  tool: string;
+  step: number;
+  started_at: string;
+}
+
+/** How a run ended, kept until its terminal event is out. */
+export interface TerminalOutcome {
+  status: 'complete' | 'failed' | 'cancelled';
+  error_code?: string;
+  reason?: string;
+  cascaded?: boolean;
+  notify_on_complete?: boolean;
+}
+
+/** A cancellation addressed to a run that had no live inbox yet (a cascading parent's). */
+export interface CancelMarker {
+  reason: string;
+  cascaded: boolean;
+}
+
+/** The checkpoint of one run. */
+export interface RunStateRecord extends Owner {
+  _id: string;
+  task_id: string;
+  /** Planner steps completed. */
+  step: number;
+  messages: ChatMessage[];
+  completed_calls: CompletedCall[];
+  pending_call?: PendingCall | null;
+  /** How many entries of the task's `context` (inject_context, user_message) are already in `messages`. */
+  inputs_consumed: number;
+  cost_usd: number;
+  terminal?: TerminalOutcome;
+  answer?: string;
+  cancel?: CancelMarker;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The part of a checkpoint one planner step rewrites. */
+export type Checkpoint = Pick<
+  RunStateRecord,
+  'step' | 'messages' | 'completed_calls' | 'pending_call' | 'inputs_consumed' | 'cost_usd'
+>;
+
+interface ControlReceipt extends Owner {
+  _id: string;
+  task_id: string;
+  at: string;
+}
+
+/** One earlier turn of a session: its query and final answer. */
+export interface SessionTurn {
+  task_id: string;
+  query: string;
+  answer: string;
+  at: string;
+}
+
+interface SessionTurnsRecord {
+  _id: string;
+  turns: SessionTurn[];
+}
+
+/** Turns kept per session for the prompt. */
+export const SESSION_TURNS_KEPT = 10;
+
+export const RUN_STATE_COLLECTIONS = {
+  runStates: 'run_states',
+  pauses: PAUSES_COLLECTION,
+  controlReceipts: 'control_receipts',
+  sessionTurns: 'session_turns',
+} as const;
+
+/** Filter and update of an upsert that fills in the identity and defaults when it inserts. */
+function upsertOf(
+  taskId: string,
+  owner: Owner,
+  fields: Partial<RunStateRecord>,
+): [{ _id: string }, { $set: Partial<RunStateRecord>; $setOnInsert: Partial<RunStateRecord> }] {
+  const insert: Partial<RunStateRecord> = {
+    task_id: taskId,
+    tenant: owner.tenant,
+    user: owner.user,
+    session: owner.session,
+    created_at: new Date().toISOString(),
+  };
+  for (const [key, value] of Object.entries(RUN_STATE_DEFAULTS) as [keyof RunStateRecord, unknown][]) {
+    if (!(key in fields)) (insert as Record<string, unknown>)[key] = value;
+  }
+  return [{ _id: taskId }, { $set: fields, $setOnInsert: insert }];
+}
+
+/** Members of a fresh checkpoint. */
+export const RUN_STATE_DEFAULTS: Readonly<Checkpoint> = Object.freeze({
+  step: 0,
+  messages: [],
+  completed_calls: [],
+  pending_call: null,
+  inputs_consumed: 0,
+  cost_usd: 0,
+});
+
+function sessionKey(owner: Owner): string {
+  return JSON.stringify([owner.tenant, owner.user, owner.session]);
+}
+
+export interface RunStateRepository {
+  init(): Promise<void>;
+  load(taskId: string): Promise<RunStateRecord | null>;
+  /** The one write of a planner step (creates the record on the run's first step). */
+  checkpoint(taskId: string, owner: Owner, checkpoint: Checkpoint): Promise<void>;
+  /** Records how the run ended (with the final step's checkpoint), before the task row is marked. */
+  finish(
+    taskId: string,
+    owner: Owner,
+    terminal: TerminalOutcome,
+    checkpoint?: Checkpoint,
+    answer?: string,
+  ): Promise<void>;
+  /** Drops the checkpoint once the terminal event is out. */
+  remove(taskId: string): Promise<void>;
+  markCancel(taskId: string, owner: Owner, marker: CancelMarker): Promise<void>;
+
+  createPause(record: PauseRecord): Promise<void>;
+  /** Resolves an open pause of the run once; null when it was already resolved (or is not the run's). */
+  resolvePause(token: string, taskId: string, decision: string, at: string): Promise<PauseRecord | null>;
+  /** Resolves every open pause of a run that ended; returns how many. */
+  resolveAllPauses(taskId: string, decision: string, at: string): Promise<number>;
+  openPauses(taskId: string): Promise<PauseRecord[]>;
+
+  /** True the first time `eventId` is seen for `taskId`. */
+  recordControl(taskId: string, owner: Owner, eventId: string): Promise<boolean>;
+
+  sessionTurns(owner: Owner): Promise<SessionTurn[]>;
+  appendSessionTurn(owner: Owner, turn: SessionTurn): Promise<void>;
+
+  /** Erasure cascade: deletes every record of the session; returns how many. */
+  eraseSession(owner: Owner): Promise<number>;
+}
+
+/** The store-backed repository. */
+export function createRunStateRepository(store: Store): RunStateRepository {
+  const states: Collection<RunStateRecord> = store.collection(RUN_STATE_COLLECTIONS.runStates);
+  const pauses: Collection<PauseRecord> = store.collection(RUN_STATE_COLLECTIONS.pauses);
+  const receipts: Collection<ControlReceipt> = store.collection(RUN_STATE_COLLECTIONS.controlReceipts);
+  const turns: Collection<SessionTurnsRecord> = store.collection(RUN_STATE_COLLECTIONS.sessionTurns);
+  const now = (): string => new Date().toISOString();
+
+  return {
+    async init(): Promise<void> {
+      // No secondary index on checkpoints: every checkpoint write would pay for it, and only erasure scans them.
+      await receipts.createIndex({ tenant: 1, user: 1, session: 1 });
+    },
+
+    load: (taskId) => states.findOne({ _id: taskId }),
+
+    async checkpoint(taskId, owner, checkpoint): Promise<void> {
+      await states.updateOne(...upsertOf(taskId, owner, { ...checkpoint, updated_at: now() }), { upsert: true });
+    },
+
+    async finish(taskId, owner, terminal, checkpoint, answer): Promise<void> {
+      const fields = { ...checkpoint, terminal, ...(answer === undefined ? {} : { answer }), updated_at: now() };
+      await states.updateOne(...upsertOf(taskId, owner, fields), { upsert: true });
+    },
+
+    async remove(taskId): Promise<void> {
+      await states.deleteOne({ _id: taskId });
+    },
+
+    async markCancel(taskId, owner, marker): Promise<void> {
+      await states.updateOne(...upsertOf(taskId, owner, { cancel: marker, updated_at: now() }), { upsert: true });
+    },
+
+    async createPause(record): Promise<void> {
+      await pauses.insertOne(record);
+    },
+
+    resolvePause: (token, taskId, decision, at) =>
+      pauses.findOneAndUpdate(
+        { _id: token, task_id: taskId, resolved_at: { $exists: false } },
+        { $set: { resolved_at: at, decision } },
+        { returnDocument: 'after' },
+      ),
+
+    resolveAllPauses: async (taskId, decision, at) =>
+      (
+        await pauses.updateMany(
+          { task_id: taskId, resolved_at: { $exists: false } },
+          { $set: { resolved_at: at, decision } },
+        )
+      ).modifiedCount,
+
+    openPauses: (taskId) =>
+      pauses.find({ task_id: taskId, resolved_at: { $exists: false } }, { sort: { requested_at: 1 } }),
+
+    async recordControl(taskId, owner, eventId): Promise<boolean> {
+      try {
+        await receipts.insertOne({
+          _id: JSON.stringify([taskId, eventId]),
+          task_id: taskId,
+          tenant: owner.tenant,
+          user: owner.user,
+          session: owner.session,
+          at: now(),
+        });
+        return true;
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return false;
+        throw error;
+      }
+    },
+
+    async sessionTurns(owner): Promise<SessionTurn[]> {
+      return (await turns.findOne({ _id: sessionKey(owner) }))?.turns ?? [];
+    },
+
+    async appendSessionTurn(owner, turn): Promise<void> {
+      // Read-modify-write: turns of one session are sequential; a rare lost
+      // update only drops one turn from later prompts.
+      const key = sessionKey(owner);
+      const current = (await turns.findOne({ _id: key }))?.turns ?? [];
+      const next = [...current.filter((t) => t.task_id !== turn.task_id), turn].slice(-SESSION_TURNS_KEPT);
+      await turns.updateOne({ _id: key }, { $set: { turns: next } }, { upsert: true });
+    },
+
+    async eraseSession(owner): Promise<number> {
+      const filter = { tenant: owner.tenant, user: owner.user, session: owner.session };
+      const results = await Promise.all([
+        states.deleteMany(filter),
+        pauses.deleteMany(filter),
+        receipts.deleteMany(filter),
+        turns.deleteOne({ _id: sessionKey(owner) }),
+      ]);
+      return results.reduce((sum, r) => sum + r.deletedCount, 0);
+    },
+  };
+}

@@ -1,0 +1,227 @@
+import { isDuplicateKeyError, paginate } from '@ars/store';
+import type { Collection, Filter, Page, Store } from '@ars/store';
+import { TASK_STATUSES, TERMINAL_TASK_STATUSES } from '@ars/contracts';
+import type { TaskStatus } from '@ars/contracts';
+import type { PauseRecord } from '../domain/pause.ts';
+import type { ContextEntry, StepRecord, TaskRecord } from '../domain/task.ts';
+
+/** The tasks collection. */
+export const TASKS_COLLECTION = 'tasks';
+/**
+ * The pause records collection (see `PauseRecord`). The engine writes it;
+ * `pause.list` reads it through {@link TaskRepository.listOpenPauses}.
+ */
+export const PAUSES_COLLECTION = 'pauses';
+
+/** A page request: `limit` items after `cursor` (the previous page's `next_cursor`). */
+export interface PageRequest {
+  readonly limit: number;
+  readonly cursor?: string | undefined;
+}
+
+/** The (tenant, user, session) of an erasure. */
+export interface SessionTriple {
+  readonly tenant: string;
+  readonly user: string;
+  readonly session: string;
+}
+
+/**
+ * The task store of the run-executor, for the API side and the engine.
+ * Every state change is one atomic conditional update, so that two writers
+ * (two executors, a control and the planner) never interleave: a terminal
+ * task never changes again, and of several concurrent `markTerminal` calls
+ * exactly one returns true.
+ */
+export interface TaskRepository {
+  /**
+   * Inserts a new `pending` task. When its `idempotency_scope` is taken (a
+   * concurrent or earlier start with the same key in the same triple) the
+   * existing task is returned with `reused: true` instead.
+   */
+  insertTask(task: TaskRecord): Promise<{ task: TaskRecord; reused: boolean }>;
+  /** The task of an idempotency scope, if any. */
+  findByIdempotencyScope(scope: string): Promise<TaskRecord | null>;
+  getTask(taskId: string): Promise<TaskRecord | null>;
+  /**
+   * Moves a task to `running` (first claim: from `pending`, setting
+   * `started_at`; a redelivery: from `running` or `paused`, unchanged
+   * otherwise) and returns its prior status for `task.started` PriorState;
+   * `null` when the task is missing or terminal (do not run it).
+   */
+  markRunning(taskId: string): Promise<TaskStatus | null>;
+  /**
+   * Moves a non-terminal task to a terminal status (with the ErrorCode of
+   * `task.failed` when given) and sets `ended_at`. Returns true only for the
+   * call that made the change: publish the terminal event only then.
+   */
+  markTerminal(
+    taskId: string,
+    status: 'complete' | 'failed' | 'cancelled',
+    error?: { readonly code: string; readonly message?: string },
+  ): Promise<boolean>;
+  /** Rewrites the goal of a non-terminal task (redirect); false when terminal or missing. */
+  setGoal(taskId: string, goal: string): Promise<boolean>;
+  /** Sets the priority of a non-terminal task; returns the prior priority, or null when terminal or missing. */
+  setPriority(taskId: string, priority: number): Promise<number | null>;
+  /**
+   * Records one planner step's cost and adds it to `cost_usd`. Idempotent per
+   * step index (a redelivered run recording step 3 again changes nothing);
+   * returns whether it was recorded now.
+   */
+  recordStep(taskId: string, step: Omit<StepRecord, 'recorded_at'>): Promise<boolean>;
+  /** Appends context or a user message for the next planner step; idempotent per `event_id`. */
+  appendContext(taskId: string, entry: Omit<ContextEntry, 'at'>): Promise<boolean>;
+  /** Latches `background_acknowledged` true. */
+  acknowledgeBackground(taskId: string): Promise<boolean>;
+  /** Records the EVENTS sequence of the task's `task.spawned`. */
+  setSpawnedSequence(taskId: string, sequence: number): Promise<void>;
+  /** Raises `last_sequence` to `sequence` (never lowers it). */
+  setLastSequence(taskId: string, sequence: number): Promise<void>;
+  /** A page of tasks matching `filter`, newest first (`created_at`, then `_id`). */
+  listTasks(filter: Filter<TaskRecord>, page: PageRequest): Promise<Page<TaskRecord>>;
+  /** How many tasks matching `filter` are in each status (every status present). */
+  countByStatus(filter: Filter<TaskRecord>): Promise<Record<TaskStatus, number>>;
+  /** A page of unresolved pause records matching `filter`, oldest first (`requested_at`, then `_id`). */
+  listOpenPauses(filter: Filter<PauseRecord>, page: PageRequest): Promise<Page<PauseRecord>>;
+  /** Deletes every task of a session (erasure); returns how many. */
+  eraseSession(triple: SessionTriple): Promise<number>;
+}
+
+const NOT_TERMINAL = { $nin: [...TERMINAL_TASK_STATUSES] };
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+/** The store-backed {@link TaskRepository}; creates its indexes (idempotent). */
+export async function createTaskRepository(store: Store): Promise<TaskRepository> {
+  const tasks: Collection<TaskRecord> = store.collection<TaskRecord>(TASKS_COLLECTION);
+  const pauses: Collection<PauseRecord> = store.collection<PauseRecord>(PAUSES_COLLECTION);
+  await Promise.all([
+    // Race-free idempotency: one task per (tenant, user, session, key); tasks without a key are left out.
+    tasks.createIndex({ idempotency_scope: 1 }, { unique: true, sparse: true }),
+    tasks.createIndex({ tenant: 1, user: 1, session: 1, created_at: -1 }),
+    tasks.createIndex({ tenant: 1, created_at: -1 }),
+    tasks.createIndex({ parent_task_id: 1 }),
+    pauses.createIndex({ tenant: 1, user: 1, session: 1, requested_at: 1 }),
+    pauses.createIndex({ task_id: 1 }),
+  ]);
+
+  const findByIdempotencyScope = (scope: string) => tasks.findOne({ idempotency_scope: scope });
+
+  async function insertTask(task: TaskRecord): Promise<{ task: TaskRecord; reused: boolean }> {
+    try {
+      await tasks.insertOne(task);
+      return { task, reused: false };
+    } catch (error) {
+      if (!isDuplicateKeyError(error) || task.idempotency_scope === undefined) throw error;
+      const existing = await findByIdempotencyScope(task.idempotency_scope);
+      if (existing === null) throw error;
+      return { task: existing, reused: true };
+    }
+  }
+
+  async function markRunning(taskId: string): Promise<TaskStatus | null> {
+    const at = now();
+    const claimed = await tasks.findOneAndUpdate(
+      { _id: taskId, status: 'pending' },
+      { $set: { status: 'running', started_at: at, updated_at: at } },
+      { returnDocument: 'before' },
+    );
+    if (claimed !== null) return claimed.status;
+    const redelivered = await tasks.findOneAndUpdate(
+      { _id: taskId, status: { $in: ['running', 'paused'] } },
+      { $set: { status: 'running', updated_at: at } },
+      { returnDocument: 'before' },
+    );
+    return redelivered?.status ?? null;
+  }
+
+  async function markTerminal(
+    taskId: string,
+    status: 'complete' | 'failed' | 'cancelled',
+    error?: { readonly code: string; readonly message?: string },
+  ): Promise<boolean> {
+    const at = now();
+    const errorFields =
+      error === undefined
+        ? {}
+        : { error_code: error.code, ...(error.message === undefined ? {} : { error_message: error.message }) };
+    const result = await tasks.updateOne(
+      { _id: taskId, status: NOT_TERMINAL },
+      { $set: { status, ended_at: at, updated_at: at, ...errorFields } },
+    );
+    return result.matchedCount === 1;
+  }
+
+  async function setPriority(taskId: string, priority: number): Promise<number | null> {
+    const before = await tasks.findOneAndUpdate(
+      { _id: taskId, status: NOT_TERMINAL },
+      { $set: { priority, updated_at: now() } },
+      { returnDocument: 'before' },
+    );
+    return before?.priority ?? null;
+  }
+
+  async function countByStatus(filter: Filter<TaskRecord>): Promise<Record<TaskStatus, number>> {
+    const counts = await Promise.all(
+      TASK_STATUSES.map((status) => tasks.countDocuments({ $and: [filter, { status }] } as Filter<TaskRecord>)),
+    );
+    return Object.fromEntries(TASK_STATUSES.map((status, i) => [status, counts[i] ?? 0])) as Record<TaskStatus, number>;
+  }
+
+  return {
+    insertTask,
+    findByIdempotencyScope,
+    getTask: (taskId) => tasks.findOne({ _id: taskId }),
+    markRunning,
+    markTerminal,
+    setGoal: async (taskId, goal) =>
+      (await tasks.updateOne({ _id: taskId, status: NOT_TERMINAL }, { $set: { goal, updated_at: now() } }))
+        .matchedCount === 1,
+    setPriority,
+    recordStep: async (taskId, step) =>
+      (
+        await tasks.updateOne(
+          { _id: taskId, 'steps.index': { $ne: step.index } },
+          {
+            $push: { steps: { ...step, recorded_at: now() } },
+            $inc: { cost_usd: step.cost_usd },
+            $set: { updated_at: now() },
+          },
+        )
+      ).matchedCount === 1,
+    appendContext: async (taskId, entry) =>
+      (
+        await tasks.updateOne(
+          { _id: taskId, 'context.event_id': { $ne: entry.event_id } },
+          { $push: { context: { ...entry, at: now() } }, $set: { updated_at: now() } },
+        )
+      ).matchedCount === 1,
+    acknowledgeBackground: async (taskId) =>
+      (await tasks.updateOne({ _id: taskId }, { $set: { background_acknowledged: true, updated_at: now() } }))
+        .matchedCount === 1,
+    setSpawnedSequence: async (taskId, sequence) => {
+      await tasks.updateOne({ _id: taskId }, { $set: { spawned_sequence: sequence } });
+    },
+    setLastSequence: async (taskId, sequence) => {
+      await tasks.updateOne(
+        { _id: taskId, $or: [{ last_sequence: { $exists: false } }, { last_sequence: { $lt: sequence } }] },
+        { $set: { last_sequence: sequence } },
+      );
+    },
+    listTasks: (filter, page) =>
+      paginate(tasks, filter, { sortField: 'created_at', direction: 'desc', limit: page.limit, after: page.cursor }),
+    countByStatus,
+    listOpenPauses: (filter, page) =>
+      paginate(pauses, { $and: [filter, { resolved_at: { $exists: false } }] } as Filter<PauseRecord>, {
+        sortField: 'requested_at',
+        direction: 'asc',
+        limit: page.limit,
+        after: page.cursor,
+      }),
+    eraseSession: async (triple) =>
+      (await tasks.deleteMany({ tenant: triple.tenant, user: triple.user, session: triple.session })).deletedCount,
+  };
+}

@@ -1,0 +1,76 @@
+import type { z } from 'zod';
+import type { ApprovalPolicy, SideEffectClass } from '@ars/contracts';
+
+/**
+ * What a tool is to the engine: a name, an argument schema, a side-effect
+ * class (decides what a redelivered run may repeat), a retry policy and an
+ * approval policy.
+ */
+
+/** Error classes of a failed attempt (`tool.failed` ErrorClass, `tool.policy_exhausted` LastClass). */
+export const TOOL_ERROR_CLASSES = ['transient', 'permanent', 'timeout', 'cancelled'] as const;
+export type ToolErrorClass = (typeof TOOL_ERROR_CLASSES)[number];
+
+/** A tool's failure; `transient` and `timeout` attempts are retried per the tool's policy. */
+export class ToolError extends Error {
+  readonly errorClass: ToolErrorClass;
+  constructor(errorClass: ToolErrorClass, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ToolError';
+    this.errorClass = errorClass;
+  }
+}
+
+/** True when an attempt that failed with `errorClass` may be retried. */
+export function isRetryable(errorClass: ToolErrorClass): boolean {
+  return errorClass === 'transient' || errorClass === 'timeout';
+}
+
+/** Retry policy: attempts in all (1 = no retry) and the pause between attempts. */
+export interface RetryPolicy {
+  readonly maxAttempts: number;
+  /** Doubles after each failed attempt. */
+  readonly backoffMs: number;
+}
+
+/** What one attempt receives. */
+export interface ToolContext {
+  readonly taskId: string;
+  readonly callId: string;
+  /** 1-based. */
+  readonly attempt: number;
+  /** Aborted by a hard cancel or a drain: stop at once. */
+  readonly signal: AbortSignal;
+}
+
+/** A tool the planner may call. */
+export interface ToolDefinition {
+  readonly name: string;
+  readonly description: string;
+  /** `tool.*` Transport. */
+  readonly transport: string;
+  readonly sideEffect: SideEffectClass;
+  readonly retry: RetryPolicy;
+  readonly approval: ApprovalPolicy;
+  readonly tags: readonly string[];
+  /** Validates (and may default) the arguments; a failure is `tool.invalid_args`. */
+  readonly args: z.ZodType<Record<string, unknown>>;
+  /** Returns the output text fed back to the planner; throws {@link ToolError} to fail. */
+  run(args: Record<string, unknown>, context: ToolContext): Promise<string>;
+}
+
+/** Resolves after `ms`, or rejects with ToolError `cancelled` when `signal` aborts first. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(new ToolError('cancelled', 'aborted'));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new ToolError('cancelled', 'aborted'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,212 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
+import { connectBus, createRpcClient, startNatsServer } from '@ars/bus';
+import type { Bus, NatsServerHandle, RpcClient, ServedService } from '@ars/bus';
+import { newCaller, serveEngineFakes, TERMINAL_TYPES, watchRun } from './harness.ts';
+import type { RunWatch } from './harness.ts';
+
+/**
+ * Executors as separate processes (`node services/run-executor/src/main.ts`)
+ * sharing one nats-server and one data directory, killed with SIGKILL or
+ * stopped with SIGTERM in the middle of a run.
+ */
+
+const REPO = resolve(import.meta.dirname, '../../../..');
+const MAIN = 'services/run-executor/src/main.ts';
+
+const ofType = (events: readonly EventFrame[], type: string) => events.filter((e) => e.type === type);
+const completedTools = (events: readonly EventFrame[]) =>
+  ofType(events, 'tool.completed').map((e) => String(e.payload.ToolName));
+
+interface Executor {
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+  readonly stderr: () => string;
+}
+
+describe('durability across executor processes', { timeout: 60_000 }, () => {
+  let dir: string;
+  let nats: NatsServerHandle;
+  let bus: Bus;
+  let rpc: RpcClient;
+  let fakes: ServedService[];
+  const executors: Executor[] = [];
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ars-durability-'));
+    nats = await startNatsServer({ storeDir: join(dir, 'nats') });
+    bus = await connectBus({ servers: nats.url, name: 'durability-test' });
+    rpc = createRpcClient(bus, { timeoutMs: 5_000 });
+    fakes = await serveEngineFakes(bus, new Map());
+  });
+
+  afterEach(async () => {
+    for (const e of executors.splice(0)) {
+      e.child.kill('SIGKILL');
+      await e.exited;
+    }
+    await Promise.all(fakes.map((f) => f.stop().catch(() => undefined)));
+    await bus.close();
+    await nats.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Starts an executor process on the shared data directory and waits until it answers. */
+  async function startExecutor(env: Record<string, string> = {}): Promise<Executor> {
+    const child = spawn(process.execPath, [MAIN], {
+      cwd: REPO,
+      env: {
+        ...process.env,
+        NATS_URL: nats.url,
+        DATA_DIR: join(dir, 'data'),
+        LOG_LEVEL: 'warn',
+        EXECUTOR_ACK_WAIT_MS: '2000',
+        EXECUTOR_LEASE_TTL_MS: '2000',
+        ...env,
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    const executor = { child, exited, stderr: () => stderr };
+    executors.push(executor);
+    const identity = newCaller();
+    for (let i = 0; ; i++) {
+      try {
+        await rpc.call('run-executor', '_health', identity, {}, { timeoutMs: 500 });
+        return executor;
+      } catch (error) {
+        if (i > 100 || child.exitCode !== null) throw new Error(`executor did not start: ${stderr}`, { cause: error });
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+
+  async function startRun(caller: VerifiedIdentity, query: string): Promise<{ taskId: string; watch: RunWatch }> {
+    const { task_id: taskId } = (await rpc.call('run-executor', 'start', caller, { identity: {}, query })) as {
+      task_id: string;
+    };
+    return { taskId, watch: await watchRun(bus, caller, taskId) };
+  }
+
+  it('resumes a run killed with SIGKILL on another executor, without repeating a completed tool call', async () => {
+    const first = await startExecutor();
+    const caller = newCaller();
+    const { watch } = await startRun(
+      caller,
+      '#script tool:echo{n:1};tool:side_effect{};tool:wait{ms:2000};tool:echo{n:2};finish:done',
+    );
+    await watch.until((e) => e.type === 'tool.invoked' && e.payload.ToolName === 'wait');
+    first.child.kill('SIGKILL');
+    await first.exited;
+    await startExecutor();
+    const terminal = await watch.terminal(20_000);
+    watch.stop();
+    expect(terminal.type).toBe('task.completed');
+    expect(watch.events.filter((e) => TERMINAL_TYPES.includes(e.type))).toHaveLength(1);
+    expect(ofType(watch.events, 'task.started')).toHaveLength(1);
+    expect(completedTools(watch.events)).toEqual(['echo', 'side_effect', 'wait', 'echo']);
+    expect(ofType(watch.events, 'tool.invoked').filter((e) => e.payload.ToolName === 'side_effect')).toHaveLength(1);
+  });
+
+  it('fails a run visibly when an unsafe call was under way at the crash (tool_outcome_unknown)', async () => {
+    const first = await startExecutor();
+    const caller = newCaller();
+    const { taskId, watch } = await startRun(caller, '#script tool:side_effect{ms:5000};finish:done');
+    await watch.until((e) => e.type === 'tool.invoked' && e.payload.ToolName === 'side_effect');
+    first.child.kill('SIGKILL');
+    await first.exited;
+    await startExecutor();
+    const terminal = await watch.terminal(20_000);
+    watch.stop();
+    expect(terminal.payload).toEqual({ TaskID: taskId, ErrorCode: 'tool_outcome_unknown' });
+    expect(ofType(watch.events, 'tool.failed').at(-1)?.payload).toMatchObject({
+      ToolName: 'side_effect',
+      ErrorClass: 'outcome_unknown',
+    });
+    expect(ofType(watch.events, 'tool.invoked')).toHaveLength(1);
+    expect(completedTools(watch.events)).toEqual([]);
+  });
+
+  it('on SIGTERM lets an in-flight run finish within the grace period, then exits', async () => {
+    const executor = await startExecutor({ EXECUTOR_DRAIN_GRACE_MS: '10000' });
+    const caller = newCaller();
+    const { watch } = await startRun(caller, '#script tool:wait{ms:600};finish:done');
+    await watch.until((e) => e.type === 'tool.invoked');
+    executor.child.kill('SIGTERM');
+    const terminal = await watch.terminal(10_000);
+    expect(terminal.type).toBe('task.completed');
+    expect(await executor.exited).toBe(0);
+    watch.stop();
+  });
+
+  it('on SIGTERM hands a run that outlives the grace period back to the queue, and another executor finishes it', async () => {
+    const executor = await startExecutor({ EXECUTOR_DRAIN_GRACE_MS: '200' });
+    const caller = newCaller();
+    const { watch } = await startRun(caller, '#script tool:echo{n:1};tool:wait{ms:3000};tool:echo{n:2};finish:done');
+    await watch.until((e) => e.type === 'tool.invoked' && e.payload.ToolName === 'wait');
+    executor.child.kill('SIGTERM');
+    expect(await executor.exited).toBe(0);
+    expect(watch.events.filter((e) => TERMINAL_TYPES.includes(e.type))).toEqual([]);
+    await startExecutor();
+    const terminal = await watch.terminal(20_000);
+    watch.stop();
+    expect(terminal.type).toBe('task.completed');
+    expect(ofType(watch.events, 'task.started')).toHaveLength(1);
+    expect(completedTools(watch.events)).toEqual(['echo', 'wait', 'echo']);
+  });
+
+  it('hands back a run that waits for approval on SIGTERM; the next executor keeps the same pause token', async () => {
+    const executor = await startExecutor({ EXECUTOR_DRAIN_GRACE_MS: '10000' });
+    const caller = newCaller();
+    const { taskId, watch } = await startRun(caller, '#script tool:sensitive_action{};finish:done');
+    const requested = await watch.until((e) => e.type === 'tool.approval_requested');
+    const started = Date.now();
+    executor.child.kill('SIGTERM');
+    expect(await executor.exited).toBe(0);
+    // A parked run does not wait for the grace period.
+    expect(Date.now() - started).toBeLessThan(8_000);
+    await startExecutor();
+    const listed = await waitForPause(caller);
+    expect(listed).toMatchObject({ token: requested.payload.PauseToken, task_id: taskId, kind: 'approval' });
+    await rpc.call('run-executor', 'approve', caller, { identity: { run: taskId }, payload: {} });
+    const terminal = await watch.terminal(20_000);
+    watch.stop();
+    expect(terminal.type).toBe('task.completed');
+    expect(ofType(watch.events, 'tool.approval_requested')).toHaveLength(1);
+    expect(ofType(watch.events, 'tool.approved')[0]?.payload).toMatchObject({
+      PauseToken: requested.payload.PauseToken,
+    });
+    expect(completedTools(watch.events)).toEqual(['sensitive_action']);
+  });
+
+  /** The caller's open pause once the new executor has the run live (its inbox answers). */
+  async function waitForPause(caller: VerifiedIdentity): Promise<Record<string, unknown>> {
+    for (let i = 0; i < 200; i++) {
+      const { items } = (await rpc.call('run-executor', 'pause.list', caller, { identity: {} })) as {
+        items: Record<string, unknown>[];
+      };
+      const pause = items[0];
+      if (pause !== undefined) {
+        const live = await rpc
+          .call('run-executor', 'user_message', caller, {
+            identity: { run: String(pause.task_id) },
+            payload: { message: 'are you there?' },
+          })
+          .then(
+            () => true,
+            () => false,
+          );
+        if (live) return pause;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error('no live paused run');
+  }
+});

@@ -1,0 +1,200 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ServiceError } from '@ars/contracts';
+import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
+import {
+  connectBus,
+  decodeEventMessage,
+  DeliverPolicy,
+  EVENTS_STREAM,
+  eventFilterSubject,
+  serveService,
+  startNatsServer,
+} from '@ars/bus';
+import type { Bus, NatsServerHandle, RpcRequest, ServedService } from '@ars/bus';
+import { defineService } from '@ars/service-kit';
+import type { Environment } from '@ars/service-kit';
+import { startInProcess } from '@ars/service-kit/testing';
+import type { InProcessService } from '@ars/service-kit/testing';
+import type { Store } from '@ars/store';
+import { createLogger } from '@ars/telemetry';
+import { createTaskRepository } from '../../src/store/task.repository.ts';
+import type { TaskRepository } from '../../src/store/task.repository.ts';
+import { runExecutorService } from '../../src/service.ts';
+
+/**
+ * The whole run-executor (API side and engine) in-process on its own
+ * nats-server, with fakes of agent-registry `_agent.resolve` (configurable
+ * per agent) and session `_session.admit`, and helpers that read a run's
+ * events back from the EVENTS stream.
+ */
+
+/** A live view of one run's events, in stream order. */
+export interface RunWatch {
+  readonly events: EventFrame[];
+  /** Resolves with the first event (from the start) matching `predicate`. */
+  until(predicate: (e: EventFrame) => boolean, timeoutMs?: number): Promise<EventFrame>;
+  /** Resolves with the run's terminal event. */
+  terminal(timeoutMs?: number): Promise<EventFrame>;
+  types(): string[];
+  stop(): void;
+}
+
+export interface EngineHarness {
+  readonly nats: NatsServerHandle;
+  readonly service: InProcessService;
+  readonly bus: Bus;
+  readonly store: Store;
+  readonly tasks: TaskRepository;
+  /** Agent configurations `_agent.resolve` answers with, by agent id (default agent: `{}`). */
+  readonly agentConfigs: Map<string, Record<string, unknown>>;
+  call(method: string, body: Record<string, unknown>, identity: VerifiedIdentity): Promise<unknown>;
+  /** Starts a run and returns its id and a watch on its events (subscribed before the start). */
+  start(identity: VerifiedIdentity, body: Record<string, unknown>): Promise<{ taskId: string; watch: RunWatch }>;
+  control(
+    method: string,
+    taskId: string,
+    identity: VerifiedIdentity,
+    payload?: Record<string, unknown>,
+    eventId?: string,
+  ): Promise<unknown>;
+  watch(identity: VerifiedIdentity, taskId: string): Promise<RunWatch>;
+  stop(): Promise<void>;
+}
+
+export const TERMINAL_TYPES = ['task.completed', 'task.failed', 'task.cancelled'];
+
+/** A caller in a fresh tenant (tests never share data). */
+export function newCaller(overrides: Partial<VerifiedIdentity> = {}): VerifiedIdentity {
+  return { tenant: `t-${randomUUID()}`, user: 'alice', session: `s-${randomUUID()}`, scopes: [], ...overrides };
+}
+
+/** Watches one run's events from the start of the stream, through an ordered consumer. */
+export async function watchRun(bus: Bus, identity: VerifiedIdentity, taskId: string): Promise<RunWatch> {
+  const consumer = await bus.js.consumers.get(EVENTS_STREAM, {
+    filter_subjects: eventFilterSubject({
+      tenant: identity.tenant,
+      user: identity.user,
+      session: identity.session,
+      run: taskId,
+    }),
+    deliver_policy: DeliverPolicy.All,
+  });
+  const events: EventFrame[] = [];
+  const waiters = new Set<() => void>();
+  const messages = await consumer.consume();
+  void (async () => {
+    for await (const msg of messages) {
+      events.push(decodeEventMessage(msg));
+      for (const w of waiters) w();
+    }
+  })().catch(() => undefined);
+  const until = (predicate: (e: EventFrame) => boolean, timeoutMs = 10_000): Promise<EventFrame> =>
+    new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        const found = events.find(predicate);
+        if (found === undefined) return false;
+        waiters.delete(check);
+        clearTimeout(timer);
+        resolve(found);
+        return true;
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`event not seen within ${timeoutMs} ms; saw ${events.map((e) => e.type).join(', ')}`));
+      }, timeoutMs);
+      if (!check()) waiters.add(check);
+    });
+  return {
+    events,
+    until,
+    terminal: (timeoutMs) => until((e) => TERMINAL_TYPES.includes(e.type), timeoutMs),
+    types: () => events.map((e) => e.type),
+    stop: () => void messages.stop(),
+  };
+}
+
+/** Serves `_agent.resolve` and `_session.admit` fakes on `bus`. */
+export async function serveEngineFakes(
+  bus: Bus,
+  agentConfigs: Map<string, Record<string, unknown>>,
+): Promise<ServedService[]> {
+  const logger = createLogger({ name: 'fakes', level: 'silent' });
+  const resolve = async ({ body }: RpcRequest) => {
+    const b = body as { agent_id: string };
+    const config = agentConfigs.get(b.agent_id) ?? (b.agent_id === 'default' ? {} : undefined);
+    if (config === undefined)
+      throw new ServiceError('invalid_request', `agent_id ${b.agent_id} names no agent configuration`);
+    return { agent_id: b.agent_id, revision_id: `rev-${b.agent_id}`, config };
+  };
+  const admit = async () => ({ state: 'open' });
+  const serve = (service: string, name: string, handler: (r: RpcRequest) => Promise<unknown>) =>
+    serveService(bus, {
+      service,
+      version: '0.0.1',
+      instanceId: `fake-${service}`,
+      handlers: { [name]: handler },
+      logger,
+    });
+  return [await serve('agent-registry', '_agent.resolve', resolve), await serve('session', '_session.admit', admit)];
+}
+
+/** Starts nats-server, the fakes and the full service with `env`. */
+export async function startEngineHarness(env: Environment = {}): Promise<EngineHarness> {
+  const dir = await mkdtemp(join(tmpdir(), 'ars-engine-'));
+  const nats = await startNatsServer({ storeDir: dir });
+  let store: Store | undefined;
+  const definition = defineService({
+    ...runExecutorService,
+    build: async (context) => {
+      store = context.store;
+      return runExecutorService.build(context);
+    },
+  });
+  const bus = await connectBus({ servers: nats.url, name: 'engine-test' });
+  const agentConfigs = new Map<string, Record<string, unknown>>();
+  const fakes = await serveEngineFakes(bus, agentConfigs);
+  const service = await startInProcess(definition, {
+    natsUrl: nats.url,
+    env: { AGENT_CONFIG_CACHE_MS: '0', ...env },
+  });
+  if (store === undefined) throw new Error('the service did not build');
+  const tasks = await createTaskRepository(store);
+  const call = (method: string, body: Record<string, unknown>, identity: VerifiedIdentity) =>
+    service.call(method, { identity: {}, ...body }, identity);
+  const watch = (identity: VerifiedIdentity, taskId: string) => watchRun(bus, identity, taskId);
+  return {
+    nats,
+    service,
+    bus,
+    store,
+    tasks,
+    agentConfigs,
+    call,
+    watch,
+    async start(identity, body) {
+      // The watch reads from the start of the stream, so nothing of the run is missed.
+      const result = (await call('start', body, identity)) as { task_id: string };
+      return { taskId: result.task_id, watch: await watch(identity, result.task_id) };
+    },
+    control: (method, taskId, identity, payload, eventId) =>
+      call(
+        method,
+        {
+          identity: { run: taskId },
+          ...(payload === undefined ? {} : { payload }),
+          ...(eventId === undefined ? {} : { event_id: eventId }),
+        },
+        identity,
+      ),
+    async stop() {
+      await service.stop().catch(() => undefined);
+      await Promise.all(fakes.map((f) => f.stop().catch(() => undefined)));
+      await bus.close().catch(() => undefined);
+      await nats.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

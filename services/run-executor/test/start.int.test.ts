@@ -1,0 +1,239 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RUNS_STREAM } from '@ars/bus';
+import { outcomeOf } from '@ars/service-kit/testing';
+import type { VerifiedIdentity } from '@ars/contracts';
+import { newCaller, startHarness } from './helpers/harness.ts';
+import type { Harness } from './helpers/harness.ts';
+import { readEvents } from './helpers/events.ts';
+
+interface TaskView {
+  task_id: string;
+  status: string;
+  kind: string;
+  agent_id?: string;
+  priority: number;
+  goal: string;
+  query: string;
+  input_artifacts: { artifact_id: string; disposition?: string; mime_type?: string }[];
+  idempotency_key?: string;
+  background_acknowledged: boolean;
+}
+
+describe('start', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  const getTask = async (identity: VerifiedIdentity, taskId: string) =>
+    ((await h.call('tasks.get', { task_id: taskId }, identity)) as { task: TaskView }).task;
+
+  const listTasks = async (identity: VerifiedIdentity) =>
+    ((await h.call('tasks.list', {}, identity)) as { items: TaskView[] }).items;
+
+  it('spawns a pending task and answers its id with reused false', async () => {
+    const caller = newCaller();
+    const result = await h.call('start', { query: 'Plan a trip' }, caller);
+    expect(result).toMatchObject({ reused: false, protocol_version: '0.1.0' });
+    const taskId = (result as { task_id: string }).task_id;
+    expect(await getTask(caller, taskId)).toMatchObject({
+      task_id: taskId,
+      status: 'pending',
+      kind: 'foreground',
+      tenant: caller.tenant,
+      user: caller.user,
+      session: caller.session,
+      query: 'Plan a trip',
+      goal: 'Plan a trip',
+      priority: 0,
+      input_artifacts: [],
+      background_acknowledged: false,
+    });
+  });
+
+  it('admits the session first with the verified triple', async () => {
+    const caller = newCaller({ session: 'fresh-session' });
+    await h.start(caller);
+    const calls = h.fakes.session.admitted.filter((c) => c.identity.tenant === caller.tenant);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.body).toEqual({ tenant: caller.tenant, user: 'alice', session: 'fresh-session' });
+  });
+
+  describe('task.spawned and the run queue', () => {
+    it('publishes task.spawned with exactly the spec keys on the run subject', async () => {
+      const caller = newCaller();
+      const { task_id: taskId } = await h.start(caller, { priority: 3 });
+      const frames = await readEvents(h.bus, { tenant: caller.tenant });
+      expect(frames.map((f) => f.type)).toEqual(['task.spawned']);
+      expect(frames[0]).toMatchObject({
+        tenant: caller.tenant,
+        user: caller.user,
+        session: caller.session,
+        run: taskId,
+      });
+      expect(frames[0]!.payload).toStrictEqual({
+        TaskID: taskId,
+        Kind: 'foreground',
+        ParentTaskID: '',
+        Priority: 3,
+        IdempotencyKey: '',
+      });
+    });
+
+    it('carries the idempotency key on task.spawned when one was given', async () => {
+      const caller = newCaller();
+      await h.start(caller, { idempotency_key: 'k-1' });
+      const frames = await readEvents(h.bus, { tenant: caller.tenant, type: 'task.spawned' });
+      expect(frames[0]!.payload.IdempotencyKey).toBe('k-1');
+    });
+
+    it('enqueues one RUNS message per task with Nats-Msg-Id = task id on its priority bucket', async () => {
+      const caller = newCaller();
+      const { task_id: taskId } = await h.start(caller, { priority: 7 });
+      const info = await h.bus.jsm.streams.info(RUNS_STREAM);
+      const found: { subject: string; body: unknown }[] = [];
+      for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq += 1) {
+        const msg = await h.bus.jsm.streams.getMessage(RUNS_STREAM, { seq }).catch(() => null);
+        if (msg?.header.get('Nats-Msg-Id') === taskId) found.push({ subject: msg.subject, body: msg.json() });
+      }
+      expect(found).toEqual([{ subject: 'ars.runs.high', body: { task_id: taskId } }]);
+    });
+  });
+
+  describe('idempotency', () => {
+    it('returns the same task with reused true for the same key in the same triple', async () => {
+      const caller = newCaller();
+      const first = await h.start(caller, { idempotency_key: 'same' });
+      const second = await h.start(caller, { idempotency_key: 'same', query: 'another query' });
+      expect(second).toMatchObject({ task_id: first.task_id, reused: true });
+      expect(await listTasks(caller)).toHaveLength(1);
+      expect(await readEvents(h.bus, { tenant: caller.tenant, type: 'task.spawned' })).toHaveLength(1);
+    });
+
+    it('spawns a new task for the same key in another session or of another user', async () => {
+      const caller = newCaller();
+      const first = await h.start(caller, { idempotency_key: 'same' });
+      const otherSession = await h.start({ ...caller, session: 's-2' }, { idempotency_key: 'same' });
+      const otherUser = await h.start({ ...caller, user: 'bob' }, { idempotency_key: 'same' });
+      expect(otherSession.reused).toBe(false);
+      expect(otherUser.reused).toBe(false);
+      expect(new Set([first.task_id, otherSession.task_id, otherUser.task_id]).size).toBe(3);
+    });
+
+    it('gives one task and 49 reused answers to 50 concurrent starts with one key', async () => {
+      const caller = newCaller();
+      const results = await Promise.all(Array.from({ length: 50 }, () => h.start(caller, { idempotency_key: 'race' })));
+      expect(new Set(results.map((r) => r.task_id)).size).toBe(1);
+      expect(results.filter((r) => r.reused)).toHaveLength(49);
+      expect(await listTasks(caller)).toHaveLength(1);
+      const spawned = await readEvents(h.bus, { tenant: caller.tenant, type: 'task.spawned' });
+      expect(spawned).toHaveLength(1);
+    });
+  });
+
+  describe('agent_id', () => {
+    it('leaves agent_id absent when the caller named none', async () => {
+      const caller = newCaller();
+      const { task_id: taskId } = await h.start(caller);
+      expect(await getTask(caller, taskId)).not.toHaveProperty('agent_id');
+    });
+
+    it('accepts the configured default agent without asking the registry', async () => {
+      const caller = newCaller();
+      const { task_id: taskId } = await h.start(caller, { agent_id: 'default' });
+      expect((await getTask(caller, taskId)).agent_id).toBe('default');
+      expect(h.fakes.agents.calls.filter((c) => (c as { tenant: string }).tenant === caller.tenant)).toEqual([]);
+    });
+
+    it("accepts an agent with a revision in the caller's tenant", async () => {
+      const caller = newCaller();
+      h.fakes.agents.register(caller.tenant, 'helper', 'rev-1');
+      const { task_id: taskId } = await h.start(caller, { agent_id: 'helper' });
+      expect((await getTask(caller, taskId)).agent_id).toBe('helper');
+    });
+
+    it("refuses another tenant's agent exactly as an unknown one, before any task exists", async () => {
+      const owner = newCaller();
+      h.fakes.agents.register(owner.tenant, 'secret', 'rev-1');
+      const caller = newCaller();
+      const foreign = await outcomeOf(h.start(caller, { agent_id: 'secret' }));
+      const unknown = await outcomeOf(h.start(caller, { agent_id: 'nobody' }));
+      expect(foreign).toMatchObject({ ok: false, code: 'invalid_request' });
+      expect(unknown).toMatchObject({ ok: false, code: 'invalid_request' });
+      const text = (o: typeof foreign, id: string) => (o.ok ? '' : o.message.replace(id, '<id>'));
+      expect(text(foreign, 'secret')).toBe(text(unknown, 'nobody'));
+      expect(await listTasks(caller)).toEqual([]);
+      expect(await readEvents(h.bus, { tenant: caller.tenant })).toEqual([]);
+    });
+  });
+
+  describe('session', () => {
+    it('refuses an erased session with session_erased and spawns nothing', async () => {
+      const caller = newCaller({ session: 'gone' });
+      h.fakes.session.erase(caller.tenant, caller.user, 'gone');
+      const outcome = await outcomeOf(h.start(caller));
+      expect(outcome).toMatchObject({ ok: false, code: 'session_erased' });
+      expect(await listTasks(caller)).toEqual([]);
+      expect(await readEvents(h.bus, { tenant: caller.tenant })).toEqual([]);
+    });
+
+    it('still starts in another session of the same user', async () => {
+      const caller = newCaller({ session: 'gone' });
+      h.fakes.session.erase(caller.tenant, caller.user, 'gone');
+      await expect(h.start({ ...caller, session: 'fresh' })).resolves.toMatchObject({ reused: false });
+    });
+  });
+
+  describe('input artifacts', () => {
+    it('records the ids with their disposition hints and resolved metadata', async () => {
+      const caller = newCaller();
+      h.fakes.artifacts.add(caller.tenant, caller.user, 'a-1', 'image/png', 10);
+      h.fakes.artifacts.add(caller.tenant, caller.user, 'a-2', 'text/plain', 20);
+      const { task_id: taskId } = await h.start(caller, {
+        input_artifact_ids: ['a-1', 'a-2'],
+        input_artifact_dispositions: { 'a-1': 'inline' },
+      });
+      expect((await getTask(caller, taskId)).input_artifacts).toEqual([
+        { artifact_id: 'a-1', disposition: 'inline', mime_type: 'image/png', size_bytes: 10 },
+        { artifact_id: 'a-2', mime_type: 'text/plain', size_bytes: 20 },
+      ]);
+    });
+
+    it('refuses an artifact the caller may not read with invalid_request and spawns nothing', async () => {
+      const owner = newCaller();
+      h.fakes.artifacts.add(owner.tenant, 'bob', 'a-1', 'image/png', 10);
+      const outcome = await outcomeOf(h.start(owner, { input_artifact_ids: ['a-1'] }));
+      expect(outcome).toMatchObject({ ok: false, code: 'invalid_request' });
+      expect(await listTasks(owner)).toEqual([]);
+    });
+  });
+
+  describe('bad requests', () => {
+    it.each([
+      ['a missing query', {}],
+      ['an empty query', { query: '' }],
+      ['an unknown member', { query: 'q', extra: true }],
+      ['a disposition for an artifact not listed', { query: 'q', input_artifact_dispositions: { x: 'ref' } }],
+      [
+        'a malformed disposition',
+        { query: 'q', input_artifact_ids: ['x'], input_artifact_dispositions: { x: 'copy' } },
+      ],
+      ['a non-integer priority', { query: 'q', priority: 1.5 }],
+    ])('refuses %s with invalid_request', async (_what, body) => {
+      const outcome = await outcomeOf(h.service.call('start', { identity: {}, ...body }, newCaller()));
+      expect(outcome).toMatchObject({ ok: false, code: 'invalid_request' });
+    });
+
+    it('refuses a body session contradicting the verified one with identity_required', async () => {
+      const outcome = await outcomeOf(
+        h.service.call('start', { identity: { session: 'other' }, query: 'q' }, newCaller()),
+      );
+      expect(outcome).toMatchObject({ ok: false, code: 'identity_required' });
+    });
+  });
+});
