@@ -20,3 +20,5 @@ export type { CheckStatus, HealthOptions, HealthReport } from './health.ts';
 export { databaseName, startService } from './start-service.ts';
 export type { RunningService, StartOverrides } from './start-service.ts';
 export { EXIT_CODES, runService } from './run-service.ts';
+export { literalPattern, pageOf, readPage } from './paging.ts';
+export type { PageOf } from './paging.ts';

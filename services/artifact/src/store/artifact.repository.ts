@@ -1,7 +1,7 @@
 import type { Collection, Filter, Store } from '@ars/store';
 import type { ArtifactRecord, Owner } from '../domain/artifact.ts';
-import { literalPattern, pageOf } from './page.ts';
-import type { PageOf } from './page.ts';
+import { literalPattern, pageOf } from '@ars/service-kit';
+import type { PageOf } from '@ars/service-kit';
 
 /** The scope and narrowing of an artifacts.list read (already folded). */
 export interface ArtifactListQuery {

@@ -4,8 +4,8 @@ import { isDuplicateKeyError } from '@ars/store';
 import type { Collection, Filter, Store } from '@ars/store';
 import { checkRecord } from '../domain/memory-record.ts';
 import type { MemoryRecord, Owner, RecordAddress } from '../domain/memory-record.ts';
-import { literalPattern, pageOf } from './page.ts';
-import type { PageOf } from './page.ts';
+import { literalPattern, pageOf } from '@ars/service-kit';
+import type { PageOf } from '@ars/service-kit';
 
 /** Which items a read covers. */
 export type MemoryScope =

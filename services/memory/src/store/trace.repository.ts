@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Collection, Store } from '@ars/store';
 import type { Owner } from '../domain/memory-record.ts';
-import { pageOf } from './page.ts';
-import type { PageOf } from './page.ts';
+import { pageOf } from '@ars/service-kit';
+import type { PageOf } from '@ars/service-kit';
 
 /** One recorded strategy decision of a run (what `_memory.prompt_blocks` admitted or dropped). */
 export interface TraceRecord {
