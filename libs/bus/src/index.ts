@@ -55,6 +55,15 @@ export type {
 export { MAX_REDACTION_DEPTH, REDACTED, redactPayload, scrubString, scrubValue } from './redactor.ts';
 export { decodeEventMessage, decodeStoredEvent, encodeStoredEvent } from './event-codec.ts';
 export type { StoredEvent } from './event-codec.ts';
+export { ALL_EVENTS_FILTER, eventStreamBounds, readEvents, tailEvents } from './event-reader.ts';
+export type {
+  EventRangeReader,
+  EventRecord,
+  EventStreamBounds,
+  EventTail,
+  ReadEventsOptions,
+  TailEventsOptions,
+} from './event-reader.ts';
 export { findFreePort, resolveNatsServerBinary, startNatsCluster, startNatsServer } from './nats-server.ts';
 export type {
   NatsClusterHandle,

@@ -1,5 +1,7 @@
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { EventHub } from './events/event-hub.ts';
+import { EventStream } from './events/event-stream.ts';
 import { installErrorEnvelope } from './http/errors.ts';
 import { HttpCounters, LOCAL_METHODS, createCapabilitySource, createLocalHandlers } from './local/index.ts';
 import type { LocalHandler } from './local/index.ts';
@@ -12,11 +14,20 @@ import { opsRoutes } from './routes/ops.routes.ts';
 export interface GatewayApp {
   readonly app: FastifyInstance;
   readonly localHandlers: Readonly<Record<string, LocalHandler>>;
+  /** The live fan-out of `GET /v1/events`; started when the app is ready, stopped when it closes. */
+  readonly hub: EventHub;
 }
 
 const DEFAULT_BODY_LIMIT = 1_048_576;
 const DEFAULT_DEV_TOKEN_TTL = 43_200;
 const DEFAULT_CAPABILITIES_CACHE_MS = 2_000;
+/** Event stream defaults (see `EventLimits`). */
+export const EVENT_DEFAULTS = {
+  heartbeatMs: 15_000,
+  idleCloseMs: 0,
+  subscriberBufferBytes: 1_048_576,
+  scanLimit: 200_000,
+} as const;
 
 /**
  * Builds the gateway's HTTP application from its collaborators. Never
@@ -33,6 +44,7 @@ export function buildGateway(deps: GatewayDeps): GatewayApp {
     now,
     logger: deps.logger,
   });
+  const eventLimits = { ...EVENT_DEFAULTS, ...deps.limits?.events };
   const localHandlers = createLocalHandlers({
     build: deps.build,
     bus: deps.bus,
@@ -43,7 +55,19 @@ export function buildGateway(deps: GatewayDeps): GatewayApp {
     clock: () => new Date(),
     now,
     startedAt,
+    eventLog: deps.eventLog,
+    events: deps.events,
+    logger: deps.logger,
+    scanLimit: eventLimits.scanLimit,
   });
+  const hub = new EventHub({
+    log: deps.eventLog,
+    logger: deps.logger,
+    heartbeatMs: eventLimits.heartbeatMs,
+    idleCloseMs: eventLimits.idleCloseMs,
+    maxBufferedBytes: eventLimits.subscriberBufferBytes,
+  });
+  const stream = new EventStream({ hub, log: deps.eventLog, events: deps.events, logger: deps.logger });
 
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -53,6 +77,9 @@ export function buildGateway(deps: GatewayDeps): GatewayApp {
     return503OnClosing: true,
   });
   installErrorEnvelope(app);
+  app.addHook('onReady', () => hub.start());
+  // Open event streams would keep the server from closing: end them first.
+  app.addHook('preClose', () => hub.stop());
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
       {
@@ -72,6 +99,7 @@ export function buildGateway(deps: GatewayDeps): GatewayApp {
     events: deps.events,
     localHandlers,
     counters,
+    stream,
   });
   if (deps.devIssuer !== undefined) {
     void app.register(devRoutes, {
@@ -79,7 +107,7 @@ export function buildGateway(deps: GatewayDeps): GatewayApp {
       ttlSeconds: deps.limits?.devTokenTtlSeconds ?? DEFAULT_DEV_TOKEN_TTL,
     });
   }
-  return { app, localHandlers };
+  return { app, localHandlers, hub };
 }
 
 /** Builds the gateway's fastify instance (see {@link buildGateway}). */

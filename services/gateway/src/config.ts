@@ -110,6 +110,30 @@ export const GatewayConfig = z
       .describe(
         'How long runtime.info reuses a discovery snapshot for its capabilities, in milliseconds. Default 2000.',
       ),
+    ARS_EVENTS_MAX_AGE_SECONDS: integer(0, 10 * 365 * 86_400)
+      .default(7 * 86_400)
+      .describe(
+        'Retention of the EVENTS stream by age, in seconds (Last-Event-ID replays this far back); 0 keeps events forever. Default 604800 (7 days).',
+      ),
+    ARS_EVENTS_MAX_BYTES: integer(-1, Number.MAX_SAFE_INTEGER)
+      .default(-1)
+      .describe('Retention of the EVENTS stream by size, in bytes; -1 means unlimited. Default -1.'),
+    ARS_EVENTS_HEARTBEAT_SECONDS: integer(1, 3_600)
+      .default(15)
+      .describe('Interval of the `: hb` comment on a quiet event stream, in seconds. Default 15.'),
+    ARS_EVENTS_IDLE_CLOSE_SECONDS: integer(0, 30 * 86_400)
+      .default(0)
+      .describe(
+        'Close an event subscription that delivered no event for this long, with bus.subscription_idle_closed, in seconds; 0 never. Default 0.',
+      ),
+    ARS_EVENTS_SUBSCRIBER_BUFFER_BYTES: integer(65_536, 256 * 1_048_576)
+      .default(1_048_576)
+      .describe(
+        'Backlog one event subscriber may hold while its socket is backed up, in bytes; past it the subscriber gets bus.dropped and is closed. Default 1048576.',
+      ),
+    ARS_EVENTS_SCAN_LIMIT: integer(1_000, 10_000_000)
+      .default(200_000)
+      .describe('Most stored events one events.list, events.aggregate or search.events call reads. Default 200000.'),
     ARS_DISPLAY_NAME: z.string().min(1).default('Agent Run Service').describe('runtime.info display_name.'),
     BUILD_VERSION: z
       .string()

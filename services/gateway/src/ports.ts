@@ -114,6 +114,70 @@ export interface BusState {
   isConnected(): boolean;
 }
 
+/** One message of the EVENTS stream before decoding (the `EventRecord` of `@ars/bus`). */
+export interface EventRecord {
+  /** The stream sequence: the frame's `sequence` and the SSE `id:`. */
+  readonly seq: number;
+  /** `ars.ev.<tenant>.<user>.<session>.<run>.<type…>`, identity tokens base64url-encoded. */
+  readonly subject: string;
+  /** The stored JSON body. */
+  readonly data: Uint8Array;
+  /** When the stream stored it, in epoch milliseconds. */
+  readonly storedAtMs: number;
+  /** Matching messages after this one when it was delivered; 0 at the end of the stream. */
+  readonly pending: number;
+}
+
+/** The retained range of the EVENTS stream. */
+export interface EventLogBounds {
+  /** First retained sequence; `lastSeq + 1` when nothing is retained. */
+  readonly firstSeq: number;
+  /** Last sequence ever stored. */
+  readonly lastSeq: number;
+}
+
+/** A bounded read: ends after the record delivered with `pending` 0. */
+export interface EventLogRead extends AsyncIterable<EventRecord> {
+  /** Matching messages when the read began (0: the iteration yields nothing). */
+  readonly pendingAtStart: number;
+  /** Stops the read and frees its server-side consumer; safe at any time. */
+  close(): Promise<void>;
+}
+
+/** The live tail of the whole stream, in sequence order, until closed. */
+export interface EventLogTail extends AsyncIterable<EventRecord> {
+  close(): Promise<void>;
+}
+
+/** The EVENTS stream as the gateway reads it (`eventStreamBounds`, `readEvents`, `tailEvents` of `@ars/bus`). */
+export interface EventLog {
+  bounds(): Promise<EventLogBounds>;
+  /**
+   * Opens a read of the messages matching one subject filter, from a
+   * sequence or an instant (else from the first retained message).
+   */
+  read(options: {
+    readonly filterSubject: string;
+    readonly startSequence?: number;
+    readonly startTime?: Date;
+    readonly batch?: number;
+  }): Promise<EventLogRead>;
+  /** Follows every message from `startSequence` on, without gap or duplicate. */
+  tail(options: { readonly startSequence: number }): Promise<EventLogTail>;
+}
+
+/** Limits of the event stream and the event reads. */
+export interface EventLimits {
+  /** Heartbeat comment interval of an SSE subscription, in ms. @default 15000 */
+  readonly heartbeatMs?: number;
+  /** Close a subscription that delivered nothing for this long, in ms; 0 never. @default 0 */
+  readonly idleCloseMs?: number;
+  /** Largest backlog held for one subscriber before it is dropped, in bytes. @default 1048576 */
+  readonly subscriberBufferBytes?: number;
+  /** Most stored events one events.list, events.aggregate or search.events call reads. @default 200000 */
+  readonly scanLimit?: number;
+}
+
 /** Build facts reported by `runtime.info`. */
 export interface BuildInfo {
   readonly instanceId: string;
@@ -132,6 +196,8 @@ export interface GatewayDeps {
   readonly devIssuer?: DevTokenMinter;
   readonly rpc: RpcCaller;
   readonly events: EventSink;
+  /** The EVENTS stream, read by events.subscribe, events.list, events.aggregate and search.events. */
+  readonly eventLog: EventLog;
   readonly discovery: Discovery;
   readonly bus: BusState;
   readonly build: BuildInfo;
@@ -142,6 +208,7 @@ export interface GatewayDeps {
     readonly devTokenTtlSeconds?: number;
     /** How long runtime.info reuses a discovery snapshot, in ms. @default 2000 */
     readonly capabilitiesCacheMs?: number;
+    readonly events?: EventLimits;
   };
   /** Milliseconds clock for uptime; @default performance.now */
   readonly now?: () => number;

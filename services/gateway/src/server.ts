@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { connectBus, createEventPublisher, createRpcClient, ensureInfrastructure, serveService } from '@ars/bus';
+import {
+  connectBus,
+  createEventPublisher,
+  createRpcClient,
+  ensureInfrastructure,
+  eventStreamBounds,
+  readEvents,
+  serveService,
+  tailEvents,
+} from '@ars/bus';
 import type { Bus, RpcHandler, ServedService } from '@ars/bus';
 import { cacheVerifications, createDevIssuer, createTokenVerifier, DEV_DEFAULT_IDENTITY } from '@ars/auth';
 import { METHODS } from '@ars/contracts';
@@ -11,7 +20,7 @@ import type { GatewayConfig } from './config.ts';
 import { HEALTH_METHOD, createBusDiscovery, trackBusState } from './discovery/bus-discovery.ts';
 import { gatewayEndpoints } from './local/index.ts';
 import type { LocalHandler } from './local/index.ts';
-import type { BusState, DevTokenMinter, TokenVerifier } from './ports.ts';
+import type { BusState, DevTokenMinter, EventLog, TokenVerifier } from './ports.ts';
 
 /** The gateway's release, reported in discovery. */
 const SERVICE_VERSION = '0.1.0';
@@ -85,6 +94,15 @@ function healthHandler(config: GatewayConfig, bus: Bus, state: BusState, started
   };
 }
 
+/** The EVENTS stream through `@ars/bus`. */
+function busEventLog(bus: Bus): EventLog {
+  return {
+    bounds: () => eventStreamBounds(bus),
+    read: (options) => readEvents(bus, options),
+    tail: (options) => tailEvents(bus, options),
+  };
+}
+
 /** Registers the gateway's own methods (local or `unimplemented`) and `_health` with the services API. */
 async function serveGateway(
   config: GatewayConfig,
@@ -133,7 +151,10 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
   try {
     const servers = config.NATS_URL.split(',').map((url) => url.trim());
     bus = await connectBus({ servers, name: config.INSTANCE_ID, logger });
-    await ensureInfrastructure(bus);
+    await ensureInfrastructure(bus, {
+      eventsMaxAgeMs: config.ARS_EVENTS_MAX_AGE_SECONDS * 1000,
+      eventsMaxBytes: config.ARS_EVENTS_MAX_BYTES,
+    });
     const auth = await createAuth(config);
     const state = trackBusState(bus);
     const rpc = createRpcClient(bus, { timeoutMs: config.ARS_RPC_TIMEOUT_MS });
@@ -143,6 +164,7 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
       ...(auth.devIssuer === undefined ? {} : { devIssuer: auth.devIssuer }),
       rpc,
       events: createEventPublisher(bus, { source: 'gateway', logger }),
+      eventLog: busEventLog(bus),
       discovery: createBusDiscovery(bus, rpc, { timeoutMs: config.ARS_DISCOVERY_TIMEOUT_MS }),
       bus: state,
       build: {
@@ -156,6 +178,12 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
         bodyLimitBytes: config.ARS_BODY_LIMIT_BYTES,
         devTokenTtlSeconds: config.ARS_DEV_TOKEN_TTL_SECONDS,
         capabilitiesCacheMs: config.ARS_CAPABILITIES_CACHE_MS,
+        events: {
+          heartbeatMs: config.ARS_EVENTS_HEARTBEAT_SECONDS * 1000,
+          idleCloseMs: config.ARS_EVENTS_IDLE_CLOSE_SECONDS * 1000,
+          subscriberBufferBytes: config.ARS_EVENTS_SUBSCRIBER_BUFFER_BYTES,
+          scanLimit: config.ARS_EVENTS_SCAN_LIMIT,
+        },
       },
     });
     const served = await serveGateway(config, bus, state, localHandlers, logger, startedAt);

@@ -55,6 +55,44 @@ describe('gateway config', () => {
     expect(config.ARS_AUTH_ALGORITHMS).toEqual(['RS256', 'ES256']);
   });
 
+  it('keeps events 7 days, unbounded in size, with a 15 s heartbeat and no idle close by default', () => {
+    expect(readGatewayConfig(NATS)).toMatchObject({
+      ARS_EVENTS_MAX_AGE_SECONDS: 604_800,
+      ARS_EVENTS_MAX_BYTES: -1,
+      ARS_EVENTS_HEARTBEAT_SECONDS: 15,
+      ARS_EVENTS_IDLE_CLOSE_SECONDS: 0,
+      ARS_EVENTS_SUBSCRIBER_BUFFER_BYTES: 1_048_576,
+      ARS_EVENTS_SCAN_LIMIT: 200_000,
+    });
+  });
+
+  it('reads the event retention and stream limits', () => {
+    const config = readGatewayConfig({
+      ...NATS,
+      ARS_EVENTS_MAX_AGE_SECONDS: '86400',
+      ARS_EVENTS_MAX_BYTES: '1073741824',
+      ARS_EVENTS_HEARTBEAT_SECONDS: '5',
+      ARS_EVENTS_IDLE_CLOSE_SECONDS: '600',
+    });
+    expect(config).toMatchObject({
+      ARS_EVENTS_MAX_AGE_SECONDS: 86_400,
+      ARS_EVENTS_MAX_BYTES: 1_073_741_824,
+      ARS_EVENTS_HEARTBEAT_SECONDS: 5,
+      ARS_EVENTS_IDLE_CLOSE_SECONDS: 600,
+    });
+  });
+
+  it('names every bad event stream variable', () => {
+    expect(
+      problemsOf({
+        ...NATS,
+        ARS_EVENTS_MAX_AGE_SECONDS: '-1',
+        ARS_EVENTS_HEARTBEAT_SECONDS: '0',
+        ARS_EVENTS_SUBSCRIBER_BUFFER_BYTES: '10',
+      }).sort(),
+    ).toEqual(['ARS_EVENTS_HEARTBEAT_SECONDS', 'ARS_EVENTS_MAX_AGE_SECONDS', 'ARS_EVENTS_SUBSCRIBER_BUFFER_BYTES']);
+  });
+
   it('refuses HS256 in ARS_AUTH_ALGORITHMS', () => {
     expect(problemsOf({ ...NATS, ARS_AUTH_ALGORITHMS: 'RS256,HS256' })).toEqual(['ARS_AUTH_ALGORITHMS']);
   });

@@ -215,7 +215,7 @@ describe('errors: answers of the owning service', () => {
   });
 
   it('answers a gateway method not built yet with 501 unimplemented', async () => {
-    expectEnvelope(await h.post(routeOf('events.list'), bodyFor('events.list')), 501, 'unimplemented');
+    expectEnvelope(await h.post(routeOf('search.query'), bodyFor('search.query')), 501, 'unimplemented');
   });
 
   it('answers no live owner with 503 unavailable', async () => {

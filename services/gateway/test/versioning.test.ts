@@ -108,7 +108,7 @@ describe('versioning: runtime.info', () => {
   });
 
   it('advertises only the gateway-local surface when no service is live', async () => {
-    expect((await runtimeInfo()).capabilities).toEqual(['topology_snapshot']);
+    expect((await runtimeInfo()).capabilities).toEqual(['events_subscribe', 'topology_snapshot']);
   });
 
   it('advertises task_control when start and the nine controls are implemented by a live service', async () => {
@@ -139,12 +139,9 @@ describe('versioning: runtime.info', () => {
     expect((await runtimeInfo()).capabilities).toContain('caller_memory');
   });
 
-  it('withholds events_subscribe while the event stream is not built', async () => {
-    h.discovery.instances = [
-      liveInstance('run-executor', CONTROLS),
-      liveInstance('memory', ['memory.get', 'memory.put']),
-    ];
-    expect((await runtimeInfo()).capabilities).not.toContain('events_subscribe');
+  it('advertises events_subscribe from the gateway alone: the gateway serves the stream', async () => {
+    h.discovery.instances = [];
+    expect((await runtimeInfo()).capabilities).toContain('events_subscribe');
   });
 
   it('drops a capability when its service leaves', async () => {

@@ -1,6 +1,6 @@
 import { PROTOCOL_VERSION, ServiceError, findRoute } from '@ars/contracts';
 import type { IdentityScope, MethodDef, VerifiedIdentity } from '@ars/contracts';
-import { reconcileBodyIdentity } from '@ars/auth';
+import { canFanIn, reconcileBodyIdentity } from '@ars/auth';
 import { SpanKind, SpanStatusCode, context, extractTraceContext, trace } from '@ars/telemetry';
 import type { Context, Span } from '@ars/telemetry';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -10,6 +10,9 @@ import { authorizeMethod } from '../http/authorize.ts';
 import { sendError } from '../http/errors.ts';
 import { enforcePayloadBounds, parseJsonObject, validateRequest } from '../http/request-body.ts';
 import { checkSearchFilter } from '../http/search-filter.ts';
+import type { EventStream } from '../events/event-stream.ts';
+import { streamFilter } from '../events/stream-filter.ts';
+import { subscribeRequestBody } from '../events/subscribe-request.ts';
 import type { HttpCounters, LocalHandler } from '../local/index.ts';
 import { unimplemented } from '../local/index.ts';
 import type { EventSink, RpcCaller, TokenVerifier } from '../ports.ts';
@@ -21,7 +24,20 @@ export interface MethodsRoutesOptions {
   readonly events: EventSink;
   readonly localHandlers: Readonly<Record<string, LocalHandler>>;
   readonly counters: HttpCounters;
+  /** Serves `GET /v1/events`. */
+  readonly stream: EventStream;
 }
+
+/** The one method answered with `text/event-stream`. */
+const EVENTS_SUBSCRIBE = 'events.subscribe';
+
+/** Response headers of the event stream: no caching, no proxy buffering. */
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+} as const;
 
 /** Per-request state from the onRequest stage to the handler. */
 interface Routed {
@@ -143,6 +159,42 @@ export async function methodsRoutes(app: FastifyInstance, options: MethodsRoutes
     return withProtocolVersion(method, result ?? {});
   };
 
+  /**
+   * `GET /v1/events`: the same gate as every method (inputs gathered from the
+   * headers and the query, schema, identity, claims), then `admin=1` needs
+   * admin or console:fleet (403 `scope_mismatch`). Refusals are JSON
+   * envelopes; once accepted the response is hijacked and streamed.
+   */
+  const subscribe = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    method: MethodDef,
+    verified: VerifiedIdentity,
+  ) => {
+    const body = subscribeRequestBody(request.headers, request.query);
+    validateRequest(method, body);
+    reconcileBodyIdentity({ verified, body: body.identity as IdentityScope, method });
+    authorizeMethod(method, verified);
+    const admin = body.admin === true;
+    if (admin && !canFanIn(verified.scopes, 'admin_or_fleet')) {
+      throw new ServiceError('scope_mismatch', 'admin=1 (cross-tenant fan-in) needs admin or console:fleet');
+    }
+    const filter = streamFilter({
+      triple: admin ? undefined : verified,
+      run: body.run as string | undefined,
+      types: body.types as string[] | undefined,
+    });
+    reply.hijack();
+    reply.raw.writeHead(200, SSE_HEADERS);
+    reply.raw.flushHeaders();
+    await options.stream.serve(reply.raw, {
+      identity: verified,
+      filter,
+      admin,
+      lastEventId: body.last_event_id as number | undefined,
+    });
+  };
+
   app.all('/v1/*', async (request: FastifyRequest, reply: FastifyReply) => {
     const state = routed.get(request);
     const method = state?.method;
@@ -152,9 +204,18 @@ export async function methodsRoutes(app: FastifyInstance, options: MethodsRoutes
     }
     return context.with(state.context, async () => {
       try {
+        if (method.name === EVENTS_SUBSCRIBE) {
+          await subscribe(request, reply, method, verified);
+          return reply;
+        }
         const result = await pipeline(request, method, verified);
         return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(result));
       } catch (error) {
+        if (reply.raw.headersSent) {
+          request.log.error({ err: error }, 'event stream failed after its headers were sent');
+          reply.raw.destroy();
+          return reply;
+        }
         return sendError(request, reply, error);
       }
     });

@@ -2,9 +2,11 @@ import { createTokenVerifier } from '@ars/auth';
 import type { VerifiedIdentity } from '@ars/contracts';
 import { createLogger } from '@ars/telemetry';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/app.ts';
+import type { EventHub } from '../../src/events/event-hub.ts';
+import { buildGateway } from '../../src/app.ts';
 import type {
   DevTokenMinter,
+  EventLimits,
   DiscoveredInstance,
   Discovery,
   EventSink,
@@ -14,6 +16,7 @@ import type {
   ServiceHealthReport,
   TokenVerifier,
 } from '../../src/ports.ts';
+import { MemoryEventLog } from './memory-event-log.ts';
 import { AUDIENCE, ISSUER, claims, es256Key, signToken } from './tokens.ts';
 import type { Claims, TestKey } from './tokens.ts';
 
@@ -111,6 +114,9 @@ export interface HarnessOptions {
   readonly verifier?: TokenVerifier;
   readonly bodyLimitBytes?: number;
   readonly connected?: boolean;
+  readonly events?: EventLimits;
+  /** @default a fresh MemoryEventLog */
+  readonly log?: MemoryEventLog;
 }
 
 export interface SendOptions {
@@ -129,6 +135,9 @@ export interface Harness {
   readonly rpc: FakeRpc;
   readonly events: FakeEvents;
   readonly discovery: FakeDiscovery;
+  /** The EVENTS stream, in memory. */
+  readonly log: MemoryEventLog;
+  readonly hub: EventHub;
   readonly key: TestKey;
   readonly bus: { connected: boolean };
   /** A valid token for `overrides` (default t1/u1/s1, no scopes). */
@@ -153,6 +162,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const events = new FakeEvents();
   const discovery = new FakeDiscovery();
   const bus = { connected: options.connected ?? true };
+  const log = options.log ?? new MemoryEventLog();
   let clock = 1_000;
   const deps: GatewayDeps = {
     logger: createLogger({ name: 'gateway-test', level: 'silent' }),
@@ -160,6 +170,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ...(options.devIssuer === undefined ? {} : { devIssuer: options.devIssuer }),
     rpc,
     events,
+    eventLog: log,
     discovery,
     bus: { isConnected: () => bus.connected },
     build: TEST_BUILD,
@@ -167,10 +178,11 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       capabilitiesCacheMs: 0,
       devTokenTtlSeconds: 3600,
       ...(options.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: options.bodyLimitBytes }),
+      ...(options.events === undefined ? {} : { events: options.events }),
     },
     now: () => (clock += 1_000),
   };
-  const app = buildApp(deps);
+  const { app, hub } = buildGateway(deps);
   await app.ready();
   const token = (overrides: Claims = {}) => signToken(key, claims(overrides));
   const send = (method: string, path: string, body?: unknown, sendOptions: SendOptions = {}) => {
@@ -194,6 +206,8 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     rpc,
     events,
     discovery,
+    log,
+    hub,
     key,
     bus,
     token,
@@ -206,4 +220,32 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
 /** An identity of the default test token plus `scopes`. */
 export function scoped(...scopes: string[]): Claims {
   return { scopes };
+}
+
+/** Options of {@link openEventStream}. */
+export interface StreamOptions {
+  readonly token?: string;
+  readonly session?: string;
+  readonly lastEventId?: string | number;
+  readonly run?: string;
+  readonly types?: string;
+  readonly query?: string;
+}
+
+/** `GET /v1/events` through inject, read as a stream; `close()` hangs up. */
+export async function openEventStream(h: Harness, options: StreamOptions = {}) {
+  const abort = new AbortController();
+  const headers: Record<string, string> = { authorization: `Bearer ${options.token ?? h.token()}` };
+  if (options.session !== undefined) headers['x-service-session'] = options.session;
+  if (options.lastEventId !== undefined) headers['last-event-id'] = String(options.lastEventId);
+  if (options.run !== undefined) headers['x-service-run'] = options.run;
+  if (options.types !== undefined) headers['x-service-event-type'] = options.types;
+  const response = await h.app.inject({
+    method: 'GET',
+    url: `/v1/events${options.query === undefined ? '' : `?${options.query}`}`,
+    headers,
+    payloadAsStream: true,
+    signal: abort.signal,
+  });
+  return { response, abort };
 }

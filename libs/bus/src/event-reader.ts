@@ -1,0 +1,205 @@
+import { nanos } from '@nats-io/transport-node';
+import { AckPolicy, DeliverPolicy, ReplayPolicy } from '@nats-io/jetstream';
+import type { ConsumerConfig, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import type { Bus } from './connection.ts';
+import { EVENTS_STREAM } from './infrastructure.ts';
+import { EVENT_SUBJECT_PREFIX } from './subjects.ts';
+
+/**
+ * Reading the EVENTS stream without decoding it: the gateway's live tail
+ * (one ordered consumer per process) and bounded range reads (one ephemeral
+ * pull consumer per read, deleted when the read ends). Records carry the raw
+ * subject and body so that a reader routes by subject and decodes only what
+ * it delivers.
+ */
+
+/** One message of the EVENTS stream as read, before decoding. */
+export interface EventRecord {
+  /** The stream sequence: the frame's `sequence` and the SSE `id:`. */
+  readonly seq: number;
+  /** `ars.ev.<tenant>.<user>.<session>.<run>.<type…>` (see `parseEventSubject`). */
+  readonly subject: string;
+  /** The stored JSON body (see `decodeStoredEvent`). */
+  readonly data: Uint8Array;
+  /** When the stream stored the message, in epoch milliseconds. */
+  readonly storedAtMs: number;
+  /**
+   * Messages matching the read's filter stored after this one, counted by the
+   * server when it delivered this one. 0 means the read had reached the end.
+   */
+  readonly pending: number;
+}
+
+/** The retained range of the EVENTS stream. */
+export interface EventStreamBounds {
+  /** First retained sequence; `lastSeq + 1` when the stream holds nothing. */
+  readonly firstSeq: number;
+  /** Last sequence ever stored (0 for a new stream). */
+  readonly lastSeq: number;
+  /** Messages retained. */
+  readonly messages: number;
+  /** Stored time of the first retained message, epoch ms; absent when empty. */
+  readonly firstStoredAtMs?: number;
+}
+
+/** Subject filter of the whole EVENTS stream. */
+export const ALL_EVENTS_FILTER = `${EVENT_SUBJECT_PREFIX}.>`;
+
+/** How long an abandoned read consumer lives on the server (a crashed reader never deletes its own). */
+const READ_INACTIVE_THRESHOLD_MS = 30_000;
+/** Default pull batch of range reads and of the tail. */
+const DEFAULT_BATCH = 512;
+/** Pull expiry of the tail; its idle heartbeat is half of it, so a lost server is noticed within seconds. */
+const TAIL_EXPIRES_MS = 5_000;
+
+function toRecord(msg: JsMsg): EventRecord {
+  const info = msg.info;
+  return {
+    seq: info.streamSequence,
+    subject: msg.subject,
+    data: msg.data,
+    storedAtMs: Math.floor(info.timestampNanos / 1_000_000),
+    pending: info.pending,
+  };
+}
+
+/** The EVENTS stream's first and last sequence, read from the stream info. */
+export async function eventStreamBounds(bus: Bus): Promise<EventStreamBounds> {
+  const info = await bus.jsm.streams.info(EVENTS_STREAM);
+  const { first_seq: firstSeq, last_seq: lastSeq, messages, first_ts: firstTs } = info.state;
+  const empty = messages === 0;
+  return {
+    firstSeq: empty ? lastSeq + 1 : firstSeq,
+    lastSeq,
+    messages,
+    ...(empty || firstTs === undefined ? {} : { firstStoredAtMs: Date.parse(firstTs) }),
+  };
+}
+
+/** Options of {@link readEvents}. */
+export interface ReadEventsOptions {
+  /** A subject filter (`eventFilterSubject`); @default every event (`ars.ev.>`). */
+  readonly filterSubject?: string;
+  /** First sequence to read; beyond the stream's start the read starts at its first retained message. */
+  readonly startSequence?: number;
+  /** Read from the first message stored at or after this instant (ignored when `startSequence` is given). */
+  readonly startTime?: Date;
+  /** Messages per pull. @default 512 */
+  readonly batch?: number;
+}
+
+/**
+ * A bounded read: iterates the matching messages from its start until the
+ * first one delivered with `pending` 0 (the end of the stream when it was
+ * delivered), then ends. `close()` may be called at any time, also to stop
+ * early; it deletes the server-side consumer.
+ */
+export interface EventRangeReader extends AsyncIterable<EventRecord> {
+  /** Matching messages from the start when the read began; 0 means the iteration yields nothing. */
+  readonly pendingAtStart: number;
+  close(): Promise<void>;
+}
+
+function readConfig(options: ReadEventsOptions): Partial<ConsumerConfig> {
+  const position =
+    options.startSequence !== undefined
+      ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: Math.max(1, options.startSequence) }
+      : options.startTime !== undefined
+        ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: options.startTime.toISOString() }
+        : { deliver_policy: DeliverPolicy.All };
+  return {
+    ...position,
+    // One subject, never an array: nats-server 2.9 takes a single filter.
+    filter_subject: options.filterSubject ?? ALL_EVENTS_FILTER,
+    ack_policy: AckPolicy.None,
+    replay_policy: ReplayPolicy.Instant,
+    mem_storage: true,
+    num_replicas: 1,
+    inactive_threshold: nanos(READ_INACTIVE_THRESHOLD_MS),
+  };
+}
+
+/**
+ * Opens a bounded read of the EVENTS stream through an ephemeral pull
+ * consumer (no acks, memory storage). The consumer is created before this
+ * resolves, so `pendingAtStart` and every later `pending` count messages
+ * stored up to at least that moment.
+ */
+export async function readEvents(bus: Bus, options: ReadEventsOptions = {}): Promise<EventRangeReader> {
+  const info = await bus.jsm.consumers.add(EVENTS_STREAM, readConfig(options));
+  const consumer = bus.js.consumers.getConsumerFromInfo(info);
+  const batch = options.batch ?? DEFAULT_BATCH;
+  let messages: ConsumerMessages | undefined;
+  let closed: Promise<void> | undefined;
+
+  const close = (): Promise<void> => {
+    closed ??= (async () => {
+      messages?.stop();
+      await bus.jsm.consumers.delete(EVENTS_STREAM, info.name).catch(() => undefined);
+    })();
+    return closed;
+  };
+
+  async function* iterate(): AsyncGenerator<EventRecord, void, undefined> {
+    if (info.num_pending === 0 || closed !== undefined) return;
+    messages = await consumer.consume({ max_messages: batch, expires: TAIL_EXPIRES_MS });
+    // Closed while the pull was being set up: the consumer is already gone.
+    if (closed !== undefined) {
+      messages.stop();
+      return;
+    }
+    try {
+      for await (const msg of messages) {
+        const record = toRecord(msg);
+        yield record;
+        if (record.pending === 0) return;
+      }
+    } finally {
+      messages.stop();
+    }
+  }
+
+  return {
+    pendingAtStart: info.num_pending,
+    close,
+    [Symbol.asyncIterator]: () => iterate(),
+  };
+}
+
+/** Options of {@link tailEvents}. */
+export interface TailEventsOptions {
+  /** First sequence delivered (the last one already seen + 1). */
+  readonly startSequence: number;
+  /** Messages per pull. @default 512 */
+  readonly batch?: number;
+}
+
+/** The live tail: every message of the stream in sequence order, until closed. */
+export interface EventTail extends AsyncIterable<EventRecord> {
+  close(): Promise<void>;
+}
+
+/**
+ * Follows the whole EVENTS stream from `startSequence` through one ordered
+ * consumer. The client recreates the consumer after a server restart or a
+ * missed heartbeat, resuming after the last sequence it delivered, so the
+ * tail has no gap and no duplicate.
+ */
+export async function tailEvents(bus: Bus, options: TailEventsOptions): Promise<EventTail> {
+  const consumer = await bus.js.consumers.get(EVENTS_STREAM, {
+    filter_subjects: ALL_EVENTS_FILTER,
+    deliver_policy: DeliverPolicy.StartSequence,
+    opt_start_seq: Math.max(1, options.startSequence),
+  });
+  const messages = await consumer.consume({ max_messages: options.batch ?? DEFAULT_BATCH, expires: TAIL_EXPIRES_MS });
+  async function* iterate(): AsyncGenerator<EventRecord, void, undefined> {
+    for await (const msg of messages) yield toRecord(msg);
+  }
+  return {
+    async close() {
+      messages.stop();
+      await consumer.delete().catch(() => undefined);
+    },
+    [Symbol.asyncIterator]: () => iterate(),
+  };
+}

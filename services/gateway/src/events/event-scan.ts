@@ -1,0 +1,97 @@
+import { ServiceError } from '@ars/contracts';
+import type { EventLog, EventRecord } from '../ports.ts';
+
+/**
+ * Bounded scans of the EVENTS stream for events.list, events.aggregate and
+ * search.events, and their opaque page cursors.
+ */
+
+/**
+ * How far a message's stored time may lie from its `occurred_at`. Time
+ * windows apply to `occurred_at`; the stream is positioned by stored time,
+ * widened by this margin on both ends.
+ */
+export const TIME_MARGIN_MS = 60_000;
+
+/** Why a scan ended. */
+export type ScanEnd = 'end' | 'stopped' | 'budget';
+
+/** The outcome of {@link scanForward}. */
+export interface ScanOutcome {
+  readonly end: ScanEnd;
+  /** Records read. */
+  readonly count: number;
+  /** The last record read (the one `visit` stopped at, for `stopped`). */
+  readonly last: EventRecord | undefined;
+}
+
+/** Where a forward scan starts and what it reads. */
+export interface ScanOptions {
+  readonly filterSubject: string;
+  readonly startSequence?: number | undefined;
+  readonly startTime?: Date | undefined;
+  /** Most records read. */
+  readonly budget: number;
+}
+
+/**
+ * Reads matching records oldest first, handing each to `visit` until it
+ * returns false, the stream ends, or `budget` records were read.
+ */
+export async function scanForward(
+  log: EventLog,
+  options: ScanOptions,
+  visit: (record: EventRecord) => boolean,
+): Promise<ScanOutcome> {
+  const reader = await log.read({
+    filterSubject: options.filterSubject,
+    ...(options.startSequence === undefined ? {} : { startSequence: options.startSequence }),
+    ...(options.startTime === undefined ? {} : { startTime: options.startTime }),
+    batch: Math.max(1, Math.min(options.budget, 1024)),
+  });
+  let count = 0;
+  let last: EventRecord | undefined;
+  try {
+    for await (const record of reader) {
+      count += 1;
+      last = record;
+      if (!visit(record)) return { end: 'stopped', count, last };
+      if (record.pending === 0) break;
+      if (count >= options.budget) return { end: 'budget', count, last };
+    }
+    return { end: 'end', count, last };
+  } finally {
+    await reader.close();
+  }
+}
+
+interface CursorBody {
+  readonly m: string;
+  readonly s: number;
+}
+
+/** An opaque page cursor of `method` pointing at stream sequence `sequence`. */
+export function encodeCursor(method: string, sequence: number): string {
+  const body: CursorBody = { m: method, s: sequence };
+  return Buffer.from(JSON.stringify(body)).toString('base64url');
+}
+
+/** The sequence of a cursor made by {@link encodeCursor} for `method`; anything else is 400 `invalid_request`. */
+export function decodeCursor(method: string, cursor: string): number {
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    body = undefined;
+  }
+  const parsed = body as Partial<CursorBody> | undefined;
+  if (parsed?.m !== method || !Number.isSafeInteger(parsed.s) || (parsed.s as number) < 0) {
+    throw new ServiceError('invalid_request', `cursor is not a next_cursor of ${method}`);
+  }
+  return parsed.s as number;
+}
+
+/** Epoch ms of an RFC 3339 member, `undefined` when absent. */
+export function instant(value: string | undefined): number | undefined {
+  return value === undefined ? undefined : Date.parse(value);
+}

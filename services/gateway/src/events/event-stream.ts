@@ -1,0 +1,132 @@
+import type { VerifiedIdentity } from '@ars/contracts';
+import type { Logger } from '@ars/telemetry';
+import { ADMIN_SCOPE_USED } from '../http/audit.ts';
+import type { EventLog, EventLogRead, EventSink } from '../ports.ts';
+import type { EventHub } from './event-hub.ts';
+import { recordText } from './sse-frames.ts';
+import { matches, routeOf } from './stream-filter.ts';
+import type { StreamFilter } from './stream-filter.ts';
+import type { SseSink, Subscriber } from './subscriber.ts';
+
+/** One subscription as the route validated it. */
+export interface StreamRequest {
+  readonly identity: VerifiedIdentity;
+  readonly filter: StreamFilter;
+  /** `admin=1`: the caller holds admin or console:fleet (checked by the route). */
+  readonly admin: boolean;
+  /** `Last-Event-ID`: resume strictly after this sequence. */
+  readonly lastEventId: number | undefined;
+}
+
+/** What {@link EventStream} needs. */
+export interface EventStreamOptions {
+  readonly hub: EventHub;
+  readonly log: EventLog;
+  readonly events: EventSink;
+  readonly logger: Logger;
+}
+
+/**
+ * Serves one SSE subscription: replays the backlog after `Last-Event-ID`
+ * from JetStream (only the subscriber's subject filter, read at the client's
+ * pace), then hands over to the hub's live fan-out. The hub attaches the
+ * subscriber before each read, so the read needs to reach only the hub's
+ * position at that moment; events after it are held and delivered after the
+ * backlog, deduplicated by sequence.
+ */
+export class EventStream {
+  readonly #options: EventStreamOptions;
+
+  constructor(options: EventStreamOptions) {
+    this.#options = options;
+  }
+
+  /** Streams until the client leaves or the subscription is closed; never throws. */
+  async serve(sink: SseSink, request: StreamRequest): Promise<void> {
+    const { identity } = request;
+    const address = { tenant: identity.tenant, user: identity.user, session: identity.session };
+    const subscriber = this.#options.hub.subscriber(request.filter, address, sink);
+    if (request.admin) await this.#audit(subscriber);
+    try {
+      await this.#deliver(subscriber, request.lastEventId);
+    } catch (error) {
+      this.#options.logger.warn(
+        { err: error, subscriberId: subscriber.id, cursor: subscriber.cursor },
+        'event subscription failed; closing it (the client resumes with Last-Event-ID)',
+      );
+      subscriber.close('failed');
+    }
+  }
+
+  async #deliver(subscriber: Subscriber, lastEventId: number | undefined): Promise<void> {
+    const { hub, log } = this.#options;
+    if (lastEventId === undefined || lastEventId >= hub.position) {
+      const position = hub.attach(subscriber);
+      subscriber.cursor = lastEventId ?? position;
+      subscriber.goLive(subscriber.cursor);
+      return;
+    }
+    subscriber.cursor = lastEventId;
+    let scanned = lastEventId;
+    const bounds = await log.bounds();
+    if (lastEventId + 1 < bounds.firstSeq) {
+      subscriber.missed(lastEventId + 1, bounds.firstSeq - 1);
+      scanned = bounds.firstSeq - 1;
+    }
+    for (;;) {
+      if (subscriber.closed) return;
+      const anchor = hub.attach(subscriber);
+      if (scanned < anchor) {
+        const reader = await log.read({ filterSubject: subscriber.filter.subject, startSequence: scanned + 1 });
+        subscriber.reader = reader;
+        try {
+          scanned = await this.#replay(subscriber, reader, anchor, scanned);
+        } finally {
+          subscriber.reader = undefined;
+          await reader.close();
+        }
+        if (subscriber.closed) return;
+      }
+      if (!subscriber.heldOverflowed) {
+        subscriber.goLive(Math.max(scanned, anchor));
+        return;
+      }
+      // The live events held during the read overflowed: read on from JetStream and attach anew.
+      subscriber.resetHeld();
+    }
+  }
+
+  /** Writes the backlog up to the anchor (or the end of the stream); returns the last sequence read. */
+  async #replay(subscriber: Subscriber, reader: EventLogRead, anchor: number, scanned: number): Promise<number> {
+    let last = scanned;
+    for await (const record of reader) {
+      if (subscriber.closed) break;
+      last = record.seq;
+      const route = routeOf(record.subject);
+      if (route !== undefined && matches(subscriber.filter, route)) {
+        const text = recordText(record);
+        if (text === undefined) {
+          this.#options.logger.warn({ sequence: record.seq }, 'undecodable event skipped');
+        } else if (subscriber.replayed(record.seq, text)) {
+          await subscriber.writable();
+        }
+      }
+      if (record.seq > anchor && !subscriber.heldOverflowed) break;
+    }
+    return last;
+  }
+
+  /** audit.admin_scope_used, shape 1; best effort: a failure is logged and the subscription proceeds. */
+  async #audit(subscriber: Subscriber): Promise<void> {
+    const { tenant, user, session } = subscriber.address;
+    try {
+      await this.#options.events.publish({
+        type: ADMIN_SCOPE_USED,
+        identity: { tenant, user, session, run: '' },
+        payload: { Tenant: tenant, User: user, Session: session, SubscriberID: subscriber.id },
+      });
+    } catch (error) {
+      this.#options.logger.error({ err: error, subscriberId: subscriber.id }, 'audit event could not be published');
+    }
+  }
+}

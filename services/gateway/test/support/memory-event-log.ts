@@ -1,0 +1,161 @@
+import { randomUUID } from 'node:crypto';
+import { encodeStoredEvent, eventSubject } from '@ars/bus';
+import type { EventLog, EventLogBounds, EventLogRead, EventLogTail, EventRecord } from '../../src/ports.ts';
+
+/** NATS subject matching: `*` one token, a final `>` one or more. */
+export function subjectMatches(filter: string, subject: string): boolean {
+  const f = filter.split('.');
+  const s = subject.split('.');
+  for (let i = 0; i < f.length; i++) {
+    if (f[i] === '>') return s.length > i;
+    if (i >= s.length) return false;
+    if (f[i] !== '*' && f[i] !== s[i]) return false;
+  }
+  return f.length === s.length;
+}
+
+/** One event to append, as a service would publish it. */
+export interface AppendEvent {
+  readonly type: string;
+  readonly tenant: string;
+  readonly user: string;
+  readonly session: string;
+  readonly run?: string;
+  readonly payload?: Record<string, unknown>;
+  /** @default now */
+  readonly occurredAt?: Date;
+  /** Stored time; @default occurredAt */
+  readonly storedAt?: Date;
+}
+
+interface Stored {
+  readonly seq: number;
+  readonly subject: string;
+  readonly data: Uint8Array;
+  readonly storedAtMs: number;
+}
+
+/**
+ * The EVENTS stream in memory, with JetStream's read semantics: a read counts
+ * the matching messages after each one it delivers (`pending`), the tail
+ * follows every append. `expireBefore` drops the oldest messages.
+ */
+export class MemoryEventLog implements EventLog {
+  #messages: Stored[] = [];
+  #lastSeq = 0;
+  #waiters = new Set<() => void>();
+  /** Reads currently open (a subscriber's replay holds one). */
+  openReads = 0;
+  /** Reads ever opened. */
+  readsOpened = 0;
+
+  append(event: AppendEvent): number {
+    const seq = ++this.#lastSeq;
+    const occurredAt = event.occurredAt ?? new Date();
+    const subject = eventSubject({ ...event, run: event.run ?? '' });
+    const data = encodeStoredEvent({
+      id: randomUUID(),
+      type: event.type,
+      occurred_at: occurredAt.toISOString(),
+      tenant: event.tenant,
+      user: event.user,
+      session: event.session,
+      run: event.run ?? '',
+      payload: event.payload ?? {},
+    });
+    this.#messages.push({ seq, subject, data, storedAtMs: (event.storedAt ?? occurredAt).getTime() });
+    for (const wake of [...this.#waiters]) wake();
+    return seq;
+  }
+
+  /** Appends a message whose body is not a stored event. */
+  appendRaw(subject: string, body: string): number {
+    const seq = ++this.#lastSeq;
+    this.#messages.push({ seq, subject, data: new TextEncoder().encode(body), storedAtMs: Date.now() });
+    for (const wake of [...this.#waiters]) wake();
+    return seq;
+  }
+
+  /** Drops every message below `seq` (retention). */
+  expireBefore(seq: number): void {
+    this.#messages = this.#messages.filter((message) => message.seq >= seq);
+  }
+
+  async bounds(): Promise<EventLogBounds> {
+    return { firstSeq: this.#messages[0]?.seq ?? this.#lastSeq + 1, lastSeq: this.#lastSeq };
+  }
+
+  #pendingAfter(filter: string, seq: number): number {
+    return this.#messages.filter((m) => m.seq > seq && subjectMatches(filter, m.subject)).length;
+  }
+
+  #next(filter: string, after: number): Stored | undefined {
+    return this.#messages.find((m) => m.seq > after && subjectMatches(filter, m.subject));
+  }
+
+  #wait(): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        this.#waiters.delete(wake);
+        resolve();
+      };
+      this.#waiters.add(wake);
+    });
+  }
+
+  async read(options: { filterSubject: string; startSequence?: number; startTime?: Date }): Promise<EventLogRead> {
+    const { filterSubject } = options;
+    let after = 0;
+    if (options.startSequence !== undefined) after = options.startSequence - 1;
+    else if (options.startTime !== undefined) {
+      const time = options.startTime.getTime();
+      after = (this.#messages.find((m) => m.storedAtMs >= time)?.seq ?? this.#lastSeq + 1) - 1;
+    }
+    const pendingAtStart = this.#pendingAfter(filterSubject, after);
+    let closed = false;
+    this.openReads += 1;
+    this.readsOpened += 1;
+    const close = async () => {
+      if (!closed) this.openReads -= 1;
+      closed = true;
+    };
+    const iterate = async function* (this: MemoryEventLog): AsyncGenerator<EventRecord> {
+      if (pendingAtStart === 0) return;
+      let cursor = after;
+      while (!closed) {
+        const message = this.#next(filterSubject, cursor);
+        if (message === undefined) return;
+        cursor = message.seq;
+        const pending = this.#pendingAfter(filterSubject, cursor);
+        yield { ...message, pending };
+        if (pending === 0) return;
+      }
+    }.bind(this);
+    return { pendingAtStart, close, [Symbol.asyncIterator]: iterate };
+  }
+
+  async tail(options: { startSequence: number }): Promise<EventLogTail> {
+    let closed = false;
+    let wakeClosed: (() => void) | undefined;
+    const stopped = new Promise<void>((resolve) => (wakeClosed = resolve));
+    const iterate = async function* (this: MemoryEventLog): AsyncGenerator<EventRecord> {
+      let cursor = options.startSequence - 1;
+      while (!closed) {
+        const message = this.#next('>', cursor);
+        if (message === undefined) {
+          await Promise.race([this.#wait(), stopped]);
+          continue;
+        }
+        cursor = message.seq;
+        yield { ...message, pending: 0 };
+      }
+    }.bind(this);
+    return {
+      async close() {
+        closed = true;
+        wakeClosed?.();
+      },
+      [Symbol.asyncIterator]: iterate,
+    };
+  }
+}
