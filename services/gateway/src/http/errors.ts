@@ -43,11 +43,15 @@ export function toHttpError(error: unknown): ServiceError {
   return new ServiceError('internal', 'internal error', { cause: error });
 }
 
-/** Sends the `{code, message}` envelope; 5xx are logged at error with the cause, 4xx at info. */
+/**
+ * Sends the `{code, message}` envelope; 5xx are logged at error with the
+ * cause, 4xx at info. A 501 is an answer about a surface that is not served
+ * (unimplemented, presign_unsupported), not an outage: logged at info.
+ */
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
   const mapped = toHttpError(error);
   const original = isServiceError(error) ? (error.cause ?? error) : error;
-  if (mapped.status >= 500) {
+  if (mapped.status >= 500 && mapped.status !== 501) {
     request.log.error({ err: original, code: mapped.code, url: request.url }, 'request failed');
   } else {
     request.log.info({ code: mapped.code, status: mapped.status, reason: mapped.message }, 'request refused');
