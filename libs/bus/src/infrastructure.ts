@@ -32,6 +32,13 @@ export interface InfrastructureOptions {
   readonly eventsMaxBytes?: number;
   /** Replicas of every stream, bucket and store (3 on a cluster). @default 1 */
   readonly replicas?: number;
+  /**
+   * Leave an existing EVENTS stream's age and size limits as they are (they
+   * still apply when the stream is created). Services other than the gateway
+   * pass true: retention is the gateway's configuration, and a service booting
+   * with defaults must not undo it. @default false
+   */
+  readonly keepEventsRetention?: boolean;
 }
 
 /** What {@link ensureInfrastructure} did to each stream. */
@@ -138,6 +145,13 @@ export async function ensureInfrastructure(
     duplicate_window: nanos(DUPLICATE_WINDOW_MS),
     num_replicas: replicas,
   };
+  if (options.keepEventsRetention === true) {
+    const current = await streamInfo(bus.jsm, EVENTS_STREAM);
+    if (current !== undefined) {
+      events.max_age = current.config.max_age;
+      events.max_bytes = current.config.max_bytes;
+    }
+  }
   const streams: Record<string, StreamOutcome> = {};
   streams[EVENTS_STREAM] = await ensureStream(bus.jsm, events);
   streams[RUNS_STREAM] = await ensureStream(bus.jsm, runs);

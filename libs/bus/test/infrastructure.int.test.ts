@@ -70,6 +70,15 @@ describe('ensureInfrastructure', () => {
     await ensureInfrastructure(bus);
   });
 
+  it('keeps the EVENTS limits a gateway set when a service boots with keepEventsRetention', async () => {
+    await ensureInfrastructure(bus, { eventsMaxAgeMs: 7_200_000, eventsMaxBytes: 1 << 29 });
+    const report = await ensureInfrastructure(bus, { keepEventsRetention: true });
+    expect(report.streams[EVENTS_STREAM]).toBe('unchanged');
+    const { config } = await bus.jsm.streams.info(EVENTS_STREAM);
+    expect(config.max_age).toBe(7_200_000 * NS_PER_MS);
+    expect(config.max_bytes).toBe(1 << 29);
+  });
+
   it('creates the KV buckets and the object store', async () => {
     await ensureInfrastructure(bus);
     for (const bucket of [LEASES_BUCKET, FLEET_BUCKET, REVOCATIONS_BUCKET]) {

@@ -85,7 +85,8 @@ async function connect(
   const servers = config.NATS_URL.split(',').map((url) => url.trim());
   const bus = await connectBus({ servers, name: instanceId, logger });
   closers.push({ name: 'bus', close: () => bus.close() });
-  await ensureInfrastructure(bus);
+  // Retention of EVENTS is the gateway's to configure; keep what it set.
+  await ensureInfrastructure(bus, { keepEventsRetention: true });
 
   const store = await openStore({
     mongoUrl: config.MONGO_URL,
