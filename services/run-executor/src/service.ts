@@ -5,6 +5,8 @@ import { createTaskRepository } from './store/task.repository.ts';
 import { startEngine } from './engine/engine.ts';
 import { engineSettingsOf } from './engine/engine-config.ts';
 import { createRunStateRepository } from './store/run-state.repository.ts';
+import { createRunOverridesRepository } from './store/run-overrides.repository.ts';
+import { createTaskConfigRepository } from './store/task-config.repository.ts';
 
 /**
  * The run-executor service: start, the nine steering controls, tasks.*, pause.list, search.tasks, runs.set_overrides and flows.*; runs the planner loop on the RUNS work queue.
@@ -17,6 +19,8 @@ export const runExecutorService = defineService({
   build: async ({ config, store, bus, rpc, publisher, logger, instanceId }) => {
     const tasks = await createTaskRepository(store);
     const runStates = createRunStateRepository(store);
+    const runOverrides = createRunOverridesRepository(store);
+    const taskConfigs = createTaskConfigRepository(store);
     const api = createApiHandlers(
       {
         tasks,
@@ -30,7 +34,17 @@ export const runExecutorService = defineService({
           dependencyTimeoutMs: config.DEPENDENCY_TIMEOUT_MS,
         },
       },
-      { eraseRunState: (triple) => runStates.eraseSession(triple) },
+      {
+        eraseRunState: async (triple) =>
+          (
+            await Promise.all([
+              runStates.eraseSession(triple),
+              runOverrides.eraseSession(triple),
+              taskConfigs.eraseSession(triple),
+            ])
+          ).reduce((a, b) => a + b, 0),
+        runOverrides,
+      },
     );
     const engine = await startEngine({
       bus,
@@ -39,6 +53,8 @@ export const runExecutorService = defineService({
       instanceId,
       tasks,
       runStates,
+      runOverrides,
+      taskConfigs,
       settings: engineSettingsOf(config),
     });
     return { handlers: api.handlers, internalHandlers: api.internalHandlers, stop: () => engine.stop() };

@@ -38,4 +38,22 @@ describe('RunExecutorConfig', () => {
       /EXECUTOR_CONCURRENCY/,
     );
   });
+
+  it('resolves the effective configuration for every run, asks for 4096 max tokens and prices nothing, unless told', () => {
+    expect(loadConfig(RunExecutorConfig, { NATS_URL })).toMatchObject({
+      AGENT_CONFIG_CACHE_MS: 0,
+      ENGINE_RPC_TIMEOUT_MS: 2000,
+      LLM_DEFAULT_MAX_TOKENS: 4096,
+      LLM_PRICES: {},
+      INLINE_ARTIFACT_MAX_BYTES: 16384,
+    });
+    const prices = '{"gpt-4o-mini":{"input":0.15,"output":0.6}}';
+    expect(loadConfig(RunExecutorConfig, { NATS_URL, LLM_PRICES: prices }).LLM_PRICES).toEqual({
+      'gpt-4o-mini': { input: 0.15, output: 0.6 },
+    });
+  });
+
+  it.each(['not json', '{"m":{"input":-1,"output":0}}', '{"m":1}'])('names LLM_PRICES=%s as bad', (value) => {
+    expect(() => loadConfig(RunExecutorConfig, { NATS_URL, LLM_PRICES: value })).toThrowError(/LLM_PRICES/);
+  });
 });

@@ -1,34 +1,88 @@
 import { z } from 'zod';
-import { ToolExposure } from '@ars/contracts';
+import { isServiceError, ToolExposure } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
 import type { RpcClient } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
 import type { LlmParameters, ProviderSettings } from '../providers/provider.ts';
 
 /**
- * What a run takes from its agent configuration: the system prompt (prompt
- * layers, then extra system blocks), the LLM provider and parameters, and the
- * tool exposure. Resolved through agent-registry `_agent.resolve` and cached
- * briefly per (tenant, agent); when the registry cannot answer, the run uses
- * the built-in default configuration (scripted provider, all tools).
+ * A run's effective configuration: resolved once, when the run is first
+ * claimed, by agent-registry `_agent.effective_config` (layers agent →
+ * tenant overrides → user variant → session → skills), then the session's
+ * run overrides (`run-overrides.ts`), and recorded on the task. What the
+ * engine reads of it is an {@link AgentRunConfig}: the system prompt (prompt
+ * layers, then extra system blocks), the provider, the LLM parameters, the
+ * tool exposure and source disables, and the default input disposition.
  */
 
+/** What one layer changed (dotted configuration paths), as agent-registry reports it; `run_overrides` is ours. */
+export interface EffectiveLayer {
+  readonly layer: string;
+  readonly revision_id?: string | null | undefined;
+  readonly applied_keys: readonly string[];
+  readonly unavailable?: boolean | undefined;
+}
+
+/** A skill of the effective configuration. */
+export interface EffectiveSkill {
+  readonly name: string;
+  readonly scope: string;
+  readonly origin: string;
+  readonly content_hash: string;
+}
+
+/** The effective configuration as resolved and recorded on the task (`effective_config`). */
+export interface EffectiveConfigRecord {
+  readonly agent_id: string;
+  /** The agent layer's revision; null for the built-in default. */
+  readonly revision_id: string | null;
+  readonly variant_revision_id?: string | undefined;
+  /** `AgentConfigContent` with every layer applied. */
+  readonly config: Readonly<Record<string, unknown>>;
+  readonly source_disables: readonly string[];
+  readonly skills: readonly EffectiveSkill[];
+  readonly layers: readonly EffectiveLayer[];
+  /** `sha256:` of the canonical JSON of `{config, source_disables}`. */
+  readonly content_hash: string;
+  /** `agent-registry`, or `builtin` when the registry could not be asked and the default agent's built-in configuration ran. */
+  readonly source: 'agent-registry' | 'builtin';
+  readonly resolved_at: string;
+}
+
+/** What the engine runs with. */
 export interface AgentRunConfig {
   readonly agentId: string;
-  readonly revisionId?: string | undefined;
+  readonly revisionId?: string | null | undefined;
   readonly system: string;
   readonly provider: ProviderSettings;
   readonly params: LlmParameters;
   readonly toolExposure?: ToolExposure | undefined;
+  /** Tool sources to hide: `builtin`, or an MCP server id. */
+  readonly sourceDisables: readonly string[];
+  /** `multimodal.default_disposition`, the second layer of an input artifact's disposition. */
+  readonly defaultDisposition?: string | undefined;
 }
 
 /** The built-in default configuration's system prompt. */
 export const DEFAULT_SYSTEM_PROMPT =
   'You are an agent of the Agent Run Service. Work toward the goal, call tools when they help, and finish with a concise answer.';
 
-/** The configuration a run falls back to. */
-export function defaultAgentConfig(agentId: string): AgentRunConfig {
-  return { agentId, system: DEFAULT_SYSTEM_PROMPT, provider: { kind: 'scripted' }, params: {} };
+/** The built-in default agent's configuration (what agent-registry answers for it without a revision). */
+const BUILTIN_CONFIG = { llm_provider: { provider_name: 'scripted', provider: 'scripted' } } as const;
+
+/** The effective configuration of the default agent when agent-registry cannot be asked. */
+export function builtinEffectiveConfig(agentId: string, now = new Date()): EffectiveConfigRecord {
+  return {
+    agent_id: agentId,
+    revision_id: null,
+    config: BUILTIN_CONFIG,
+    source_disables: [],
+    skills: [],
+    layers: [{ layer: 'agent', revision_id: null, applied_keys: ['llm_provider'], unavailable: true }],
+    content_hash: 'builtin',
+    source: 'builtin',
+    resolved_at: now.toISOString(),
+  };
 }
 
 const Text = z.looseObject({ text: z.string() });
@@ -38,6 +92,7 @@ const ConfigShape = z.looseObject({
   extra_system_blocks: z.array(Text).optional(),
   llm_provider: z
     .looseObject({
+      provider_name: z.string().optional(),
       provider: z.enum(['scripted', 'openai']),
       base_url: z.string().optional(),
       model: z.string().optional(),
@@ -51,88 +106,187 @@ const ConfigShape = z.looseObject({
       temperature: z.number().optional(),
       top_p: z.number().optional(),
       max_tokens: z.int().optional(),
+      reasoning_effort: z.string().optional(),
       stop: z.array(z.string()).optional(),
     })
     .optional(),
   tool_exposure: ToolExposure.optional(),
-});
-const ResolveReply = z.looseObject({
-  agent_id: z.string(),
-  revision_id: z.string().optional(),
-  config: z.unknown(),
+  multimodal: z.looseObject({ default_disposition: z.string().optional() }).optional(),
 });
 
-/** Builds a run configuration from a `_agent.resolve` reply; throws on a shape it cannot use. */
-export function toAgentRunConfig(reply: unknown): AgentRunConfig {
-  const { agent_id, revision_id, config } = ResolveReply.parse(reply);
-  if (config === undefined || config === null) return { ...defaultAgentConfig(agent_id), revisionId: revision_id };
-  const c = ConfigShape.parse(config);
+/** The `_agent.effective_config` answer (open: members added later are ignored). */
+const EffectiveReply = z.looseObject({
+  agent_id: z.string(),
+  revision_id: z.string().nullable().optional(),
+  variant_revision_id: z.string().optional(),
+  config: z.record(z.string(), z.unknown()).nullable().optional(),
+  source_disables: z.array(z.string()).default([]),
+  skills: z
+    .array(z.looseObject({ name: z.string(), scope: z.string(), origin: z.string(), content_hash: z.string() }))
+    .default([]),
+  layers: z
+    .array(
+      z.looseObject({
+        layer: z.string(),
+        revision_id: z.string().nullable().optional(),
+        applied_keys: z.array(z.string()).default([]),
+        unavailable: z.boolean().optional(),
+      }),
+    )
+    .default([]),
+  content_hash: z.string(),
+});
+
+/** Reads a `_agent.effective_config` answer; throws on a shape it cannot use. */
+export function parseEffectiveReply(reply: unknown, now = new Date()): EffectiveConfigRecord {
+  const r = EffectiveReply.parse(reply);
+  return {
+    agent_id: r.agent_id,
+    revision_id: r.revision_id ?? null,
+    ...(r.variant_revision_id === undefined ? {} : { variant_revision_id: r.variant_revision_id }),
+    config: r.config ?? {},
+    source_disables: r.source_disables,
+    skills: r.skills.map(({ name, scope, origin, content_hash }) => ({ name, scope, origin, content_hash })),
+    layers: r.layers.map((l) => ({
+      layer: l.layer,
+      ...(l.revision_id === undefined ? {} : { revision_id: l.revision_id }),
+      applied_keys: l.applied_keys,
+      ...(l.unavailable === undefined ? {} : { unavailable: l.unavailable }),
+    })),
+    content_hash: r.content_hash,
+    source: 'agent-registry',
+    resolved_at: now.toISOString(),
+  };
+}
+
+/** What the engine runs with, from an effective configuration (run overrides already applied). */
+export function toAgentRunConfig(
+  record: Pick<EffectiveConfigRecord, 'agent_id' | 'revision_id' | 'config' | 'source_disables'>,
+): AgentRunConfig {
+  const c = ConfigShape.parse(record.config);
   const blocks = [...(c.prompt_layers ?? []), ...(c.extra_system_blocks ?? [])].map((b) => b.text);
   const p = c.llm_provider;
+  const params: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(c.llm_params ?? {})) if (value !== undefined) params[key] = value;
   return {
-    agentId: agent_id,
-    revisionId: revision_id,
+    agentId: record.agent_id,
+    revisionId: record.revision_id,
     system: blocks.length > 0 ? blocks.join('\n\n') : DEFAULT_SYSTEM_PROMPT,
     provider:
       p === undefined
         ? { kind: 'scripted' }
-        : { kind: p.provider, baseUrl: p.base_url, model: p.model, apiKey: p.api_key, script: p.script },
-    params: { ...(c.llm_params ?? {}) },
+        : {
+            kind: p.provider,
+            name: p.provider_name,
+            baseUrl: p.base_url,
+            model: p.model,
+            apiKey: p.api_key,
+            script: p.script,
+          },
+    params: params as LlmParameters,
     toolExposure: c.tool_exposure,
+    sourceDisables: record.source_disables,
+    defaultDisposition: c.multimodal?.default_disposition,
   };
 }
 
+/** The run's agent no longer resolves (retired or gone since its start): the run fails `agent_unavailable`. */
+export class AgentConfigRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AgentConfigRefused';
+  }
+}
+
 export interface AgentConfigResolver {
-  resolve(owner: VerifiedIdentity, agentId: string): Promise<AgentRunConfig>;
+  /**
+   * The effective configuration of the owner's run of `agentId` (run
+   * overrides not applied). Refused by agent-registry → {@link AgentConfigRefused};
+   * registry not running → the built-in default for the default agent, else
+   * `unavailable` (the run is retried later).
+   */
+  resolve(owner: VerifiedIdentity, agentId: string): Promise<EffectiveConfigRecord>;
 }
 
 /** Options of {@link createAgentConfigResolver}. */
 export interface AgentConfigResolverOptions {
   readonly rpc: RpcClient;
   readonly logger: Logger;
-  /** How long a resolved configuration is reused, in ms. */
+  /** The runtime's default agent id: it runs on its built-in configuration when the registry is down. */
+  readonly defaultAgentId: string;
+  /**
+   * How long a resolved configuration is reused, in ms; 0 (the default) asks
+   * for every run and only shares a request already under way.
+   */
   readonly cacheMs: number;
   /** @default 2000 */
   readonly timeoutMs?: number;
 }
 
 interface CacheEntry {
-  readonly until: number;
-  readonly config: Promise<AgentRunConfig>;
+  until: number;
+  readonly config: Promise<EffectiveConfigRecord>;
 }
 
 const MAX_CACHE_ENTRIES = 1_000;
+export const EFFECTIVE_CONFIG_ENDPOINT = '_agent.effective_config';
 
-/** Resolves agent configurations over NATS, with a small time-bounded cache. */
+/**
+ * Resolves effective configurations over NATS. Identical requests under way
+ * at once share one call; with `cacheMs` > 0 an answer is reused that long
+ * (a configuration change then reaches runs claimed up to `cacheMs` later).
+ */
 export function createAgentConfigResolver(options: AgentConfigResolverOptions): AgentConfigResolver {
   const cache = new Map<string, CacheEntry>();
+  let warned = false;
 
-  async function fetchConfig(owner: VerifiedIdentity, agentId: string): Promise<AgentRunConfig> {
+  async function fetchConfig(owner: VerifiedIdentity, agentId: string): Promise<EffectiveConfigRecord> {
     try {
       const reply = await options.rpc.call(
         'agent-registry',
-        '_agent.resolve',
+        EFFECTIVE_CONFIG_ENDPOINT,
         owner,
-        { tenant: owner.tenant, agent_id: agentId },
+        { tenant: owner.tenant, user: owner.user, session: owner.session, agent_id: agentId },
         { timeoutMs: options.timeoutMs ?? 2_000 },
       );
-      return toAgentRunConfig(reply);
+      warned = false;
+      return parseEffectiveReply(reply);
     } catch (error) {
-      options.logger.warn({ err: error, agentId }, 'agent configuration unavailable; using the built-in default');
-      return defaultAgentConfig(agentId);
+      if (!isServiceError(error)) throw error;
+      if (error.code === 'invalid_request' || error.code === 'not_found') throw new AgentConfigRefused(error.message);
+      const absent = error.code === 'unavailable' || error.code === 'unimplemented';
+      if (!absent || agentId !== options.defaultAgentId) throw error;
+      if (!warned) {
+        warned = true;
+        options.logger.warn(
+          { err: error, agentId },
+          'agent-registry unavailable; the default agent runs on its built-in configuration',
+        );
+      }
+      return builtinEffectiveConfig(agentId);
     }
   }
 
   return {
-    resolve(owner, agentId): Promise<AgentRunConfig> {
-      const key = JSON.stringify([owner.tenant, agentId]);
+    resolve(owner, agentId): Promise<EffectiveConfigRecord> {
+      const key = JSON.stringify([owner.tenant, owner.user, owner.session, agentId]);
       const now = Date.now();
       const hit = cache.get(key);
       if (hit !== undefined && hit.until > now) return hit.config;
       if (cache.size >= MAX_CACHE_ENTRIES) cache.clear();
-      const config = fetchConfig(owner, agentId);
-      cache.set(key, { until: now + options.cacheMs, config });
-      return config;
+      const entry: CacheEntry = { until: Number.POSITIVE_INFINITY, config: fetchConfig(owner, agentId) };
+      cache.set(key, entry);
+      // Shared while under way; afterwards kept `cacheMs` (a failure never is).
+      entry.config.then(
+        () => {
+          entry.until = Date.now() + options.cacheMs;
+          if (options.cacheMs <= 0 && cache.get(key) === entry) cache.delete(key);
+        },
+        () => {
+          if (cache.get(key) === entry) cache.delete(key);
+        },
+      );
+      return entry.config;
     },
   };
 }

@@ -6,7 +6,7 @@ import { ApprovalPolicy } from '@ars/contracts';
  * once by config.ts, like every other variable).
  */
 
-const ms = (fallback: number, min: number, max: number, what: string) =>
+const int = (fallback: number, min: number, max: number, what: string) =>
   z.coerce.number().int().min(min).max(max).default(fallback).describe(what);
 
 /** TOOL_APPROVAL_POLICIES: a JSON object, tool name → approval policy. */
@@ -32,43 +32,105 @@ const ApprovalOverrides = z
     'Approval policy overrides by tool name, as JSON: {"<tool>": {"mode": "always"|"never", "timeout_seconds"?: n, "on_timeout"?: "reject"|"approve"}}. Default {}.',
   );
 
+/** LLM_PRICES: a JSON object, model → USD per million input and output tokens. */
+const LlmPrices = z
+  .string()
+  .default('{}')
+  .transform((text, ctx) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object' });
+      return z.NEVER;
+    }
+    const Price = z.strictObject({ input: z.number().nonnegative(), output: z.number().nonnegative() });
+    const parsed = z.record(z.string().min(1), Price).safeParse(value);
+    if (!parsed.success) {
+      ctx.addIssue({ code: 'custom', message: `must map models to {input, output}: ${parsed.error.message}` });
+      return z.NEVER;
+    }
+    return parsed.data;
+  })
+  .describe(
+    'Prices of models whose provider reports no cost, in USD per million tokens, as JSON: {"<model>": {"input": n, "output": n}}. Default {} (such calls cost 0).',
+  );
+
 export const ENGINE_CONFIG_SHAPE = {
-  EXECUTOR_DRAIN_GRACE_MS: ms(
+  EXECUTOR_DRAIN_GRACE_MS: int(
     20_000,
     0,
     600_000,
     'On SIGTERM, how long in-flight runs may take to finish before they are checkpointed and handed back to the queue, in ms. Default 20000.',
   ),
-  EXECUTOR_ACK_WAIT_MS: ms(
+  EXECUTOR_ACK_WAIT_MS: int(
     30_000,
     1_000,
     600_000,
     'Ack wait of the RUNS consumers: a run whose executor stops heartbeating is redelivered after it, in ms. Default 30000.',
   ),
-  EXECUTOR_LEASE_TTL_MS: ms(
+  EXECUTOR_LEASE_TTL_MS: int(
     30_000,
     1_000,
     600_000,
     'Lifetime of a run lease in KV ars_leases, refreshed by its holder every third of it, in ms. Default 30000.',
   ),
-  RUN_MAX_STEPS: ms(
+  RUN_MAX_STEPS: int(
     25,
     1,
     10_000,
     'Planner steps a run may take; one more fails it with max_steps_exceeded. Default 25.',
   ),
-  AGENT_CONFIG_CACHE_MS: ms(
-    5_000,
+  AGENT_CONFIG_CACHE_MS: int(
+    0,
     0,
     600_000,
-    'How long a resolved agent configuration is reused before agent-registry is asked again, in ms. Default 5000.',
+    "How long a run's resolved effective configuration is reused for the same (tenant, user, session, agent), in ms. Default 0: every run resolves its own (concurrent identical resolutions share one call); above 0 a configuration change may reach runs claimed up to that long later.",
   ),
-  LLM_TIMEOUT_MS: ms(120_000, 1_000, 3_600_000, 'Per-request timeout of openai provider calls, in ms. Default 120000.'),
+  ENGINE_RPC_TIMEOUT_MS: int(
+    2_000,
+    50,
+    60_000,
+    'How long the engine waits for agent-registry, governance, memory and artifact calls, in ms. Default 2000.',
+  ),
+  LLM_DEFAULT_MAX_TOKENS: int(
+    4_096,
+    1,
+    10_000_000,
+    "Max tokens an LLM call asks for (and governance admits) when the run's llm_params set none. Default 4096.",
+  ),
+  LLM_PRICES: LlmPrices,
+  INLINE_ARTIFACT_MAX_BYTES: int(
+    16_384,
+    0,
+    1_048_576,
+    'Largest text input artifact an inline disposition puts into the prompt, in bytes; larger degrades to ref. Default 16384.',
+  ),
+  ARTIFACT_TOOL_READ_MAX_BYTES: int(
+    65_536,
+    1,
+    4_194_304,
+    'Most bytes the artifact_read tool returns per call. Default 65536.',
+  ),
+  ARTIFACT_TOOL_WRITE_MAX_BYTES: int(
+    1_048_576,
+    1,
+    67_108_864,
+    'Largest artifact the artifact_write tool stores, in bytes. Default 1048576.',
+  ),
+  LLM_TIMEOUT_MS: int(
+    120_000,
+    1_000,
+    3_600_000,
+    'Per-request timeout of openai provider calls, in ms. Default 120000.',
+  ),
   LLM_API_KEY: z
     .string()
     .min(1)
     .optional()
-    .describe('API key of openai providers whose agent configuration carries none. Unset: a placeholder key.'),
+    .describe(
+      "Key of openai providers for which governance holds no tenant key (governance.rotate_key under the provider's name). Unset: a placeholder key.",
+    ),
   TOOL_APPROVAL_POLICIES: ApprovalOverrides,
 };
 
@@ -80,6 +142,12 @@ export interface EngineSettings {
   readonly leaseTtlMs: number;
   readonly maxSteps: number;
   readonly agentConfigCacheMs: number;
+  readonly rpcTimeoutMs: number;
+  readonly defaultMaxTokens: number;
+  readonly llmPrices: Readonly<Record<string, { readonly input: number; readonly output: number }>>;
+  readonly inlineArtifactMaxBytes: number;
+  readonly artifactReadMaxBytes: number;
+  readonly artifactWriteMaxBytes: number;
   readonly llmTimeoutMs: number;
   readonly llmApiKey?: string | undefined;
   readonly approvalOverrides: Readonly<Record<string, ApprovalPolicy>>;
@@ -95,6 +163,12 @@ export function engineSettingsOf(config: {
   readonly EXECUTOR_LEASE_TTL_MS: number;
   readonly RUN_MAX_STEPS: number;
   readonly AGENT_CONFIG_CACHE_MS: number;
+  readonly ENGINE_RPC_TIMEOUT_MS: number;
+  readonly LLM_DEFAULT_MAX_TOKENS: number;
+  readonly LLM_PRICES: Readonly<Record<string, { readonly input: number; readonly output: number }>>;
+  readonly INLINE_ARTIFACT_MAX_BYTES: number;
+  readonly ARTIFACT_TOOL_READ_MAX_BYTES: number;
+  readonly ARTIFACT_TOOL_WRITE_MAX_BYTES: number;
   readonly LLM_TIMEOUT_MS: number;
   readonly LLM_API_KEY?: string | undefined;
   readonly TOOL_APPROVAL_POLICIES: Readonly<Record<string, ApprovalPolicy>>;
@@ -106,6 +180,12 @@ export function engineSettingsOf(config: {
     leaseTtlMs: config.EXECUTOR_LEASE_TTL_MS,
     maxSteps: config.RUN_MAX_STEPS,
     agentConfigCacheMs: config.AGENT_CONFIG_CACHE_MS,
+    rpcTimeoutMs: config.ENGINE_RPC_TIMEOUT_MS,
+    defaultMaxTokens: config.LLM_DEFAULT_MAX_TOKENS,
+    llmPrices: config.LLM_PRICES,
+    inlineArtifactMaxBytes: config.INLINE_ARTIFACT_MAX_BYTES,
+    artifactReadMaxBytes: config.ARTIFACT_TOOL_READ_MAX_BYTES,
+    artifactWriteMaxBytes: config.ARTIFACT_TOOL_WRITE_MAX_BYTES,
     llmTimeoutMs: config.LLM_TIMEOUT_MS,
     llmApiKey: config.LLM_API_KEY,
     approvalOverrides: config.TOOL_APPROVAL_POLICIES,

@@ -1,13 +1,19 @@
 import type { Bus, RpcClient } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
+import type { RunOverridesRepository } from '../store/run-overrides.repository.ts';
 import type { RunStateRepository } from '../store/run-state.repository.ts';
+import type { TaskConfigRepository } from '../store/task-config.repository.ts';
 import type { TaskRepository } from '../store/task.repository.ts';
+import { createArtifactIo } from '../tools/artifact-io.ts';
 import { BUILTIN_TOOLS } from '../tools/builtins.ts';
 import { createToolRegistry } from '../tools/registry.ts';
+import { createServiceTools } from '../tools/service-tools.ts';
 import { createAgentConfigResolver } from './agent-config.ts';
 import type { EngineSettings } from './engine-config.ts';
 import { createEventPipeline, createJsPipeline } from './event-pipeline.ts';
+import { createGovernance } from './governance.ts';
 import { createLeaseManager } from './lease.ts';
+import { createMemoryPrompt } from './memory.ts';
 import { createRunConsumer } from './run-consumer.ts';
 import type { RunConsumer } from './run-consumer.ts';
 import { RunLoop } from './run-loop.ts';
@@ -27,6 +33,8 @@ export interface EngineOptions {
   readonly instanceId: string;
   readonly tasks: TaskRepository;
   readonly runStates: RunStateRepository;
+  readonly runOverrides: RunOverridesRepository;
+  readonly taskConfigs: TaskConfigRepository;
   readonly settings: EngineSettings;
 }
 
@@ -53,14 +61,35 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     onLost: (taskId) => ref.consumer?.leaseLost(taskId),
   });
   const pipeline = createEventPipeline(js, { source: 'run-executor', logger });
+  const { rpc } = options;
+  const timeoutMs = settings.rpcTimeoutMs;
+  const artifacts = createArtifactIo({ bus, rpc, timeoutMs });
+  const serviceTools = createServiceTools({
+    rpc,
+    artifacts,
+    timeoutMs,
+    readMaxBytes: settings.artifactReadMaxBytes,
+    writeMaxBytes: settings.artifactWriteMaxBytes,
+  });
   const deps: RunDeps = {
     bus,
     pipeline,
     logger,
     tasks: options.tasks,
     runStates: options.runStates,
-    tools: createToolRegistry(BUILTIN_TOOLS, settings.approvalOverrides),
-    agents: createAgentConfigResolver({ rpc: options.rpc, logger, cacheMs: settings.agentConfigCacheMs }),
+    tools: createToolRegistry([...BUILTIN_TOOLS, ...serviceTools], settings.approvalOverrides),
+    agents: createAgentConfigResolver({
+      rpc,
+      logger,
+      defaultAgentId: settings.defaultAgentId,
+      cacheMs: settings.agentConfigCacheMs,
+      timeoutMs,
+    }),
+    runOverrides: options.runOverrides,
+    taskConfigs: options.taskConfigs,
+    governance: createGovernance({ rpc, logger, timeoutMs }),
+    memory: createMemoryPrompt({ rpc, logger, timeoutMs }),
+    artifacts,
     settings,
   };
   const consumer = createRunConsumer({

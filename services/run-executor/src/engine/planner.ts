@@ -18,8 +18,18 @@ export const RUN_ERROR_CODES = {
   approvalTimeout: 'approval_timeout',
   /** An unsafe tool call started before a crash and has no recorded outcome; it is never retried blindly. */
   toolOutcomeUnknown: 'tool_outcome_unknown',
-  /** The LLM provider failed (network, server error, malformed script). */
+  /** The LLM provider failed (network, server error, malformed script) and no failover provider was left. */
   llmError: 'llm_error',
+  /** The run's agent no longer resolves at its claim (retired or gone since the start). */
+  agentUnavailable: 'agent_unavailable',
+  /** Governance refused an LLM call: the tier's budget is spent (never retried). */
+  budgetExceeded: 'budget_exceeded',
+  /** Governance refused an LLM call: rate limit with the `fail` policy, or a wait above `max_wait_ms`. */
+  rateLimited: 'rate_limited',
+  /** Governance refused an LLM call: max tokens above the tier's cap under the `refuse` policy. */
+  maxTokensExceeded: 'max_tokens_exceeded',
+  /** Governance refused an LLM call: the model is not in the tier's list. */
+  modelNotAllowed: 'model_not_allowed',
   /** Anything else: a bug or an unreachable store. */
   internal: 'internal',
 } as const;
@@ -33,10 +43,13 @@ export const MAX_TOOL_OUTPUT_CHARS = 16_384;
 /** Longest string kept in an `ArgsSummary`, in characters. */
 const SUMMARY_STRING_CHARS = 200;
 
-/** The system prompt of a step: the agent's layers, then the current goal. */
-export function systemPrompt(agentSystem: string, goal: string): string {
-  const goalBlock = `Goal: ${goal}`;
-  return agentSystem === '' ? goalBlock : `${agentSystem}\n\n${goalBlock}`;
+/**
+ * The system prompt of a step: the agent's layers, then the run's context
+ * sections (caller memory, input artifacts; empty ones left out), then the
+ * current goal.
+ */
+export function systemPrompt(agentSystem: string, goal: string, sections: readonly string[] = []): string {
+  return [agentSystem, ...sections, `Goal: ${goal}`].filter((part) => part !== '').join('\n\n');
 }
 
 /** The session's earlier turns as user/assistant pairs, oldest first. */

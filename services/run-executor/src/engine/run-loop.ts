@@ -6,21 +6,30 @@ import type { Logger } from '@ars/telemetry';
 import type { PauseRecord } from '../domain/pause.ts';
 import { isTerminal } from '../domain/task.ts';
 import type { ContextEntry, TaskRecord } from '../domain/task.ts';
-import type { ChatMessage, LlmProvider } from '../providers/provider.ts';
-import { providerFor } from '../providers/select.ts';
+import type { ChatMessage } from '../providers/provider.ts';
+import type { RunOverridesRepository } from '../store/run-overrides.repository.ts';
 import { RUN_STATE_DEFAULTS } from '../store/run-state.repository.ts';
 import type { Checkpoint, Owner, RunStateRepository, TerminalOutcome } from '../store/run-state.repository.ts';
+import type { TaskConfigRepository } from '../store/task-config.repository.ts';
 import type { TaskRepository } from '../store/task.repository.ts';
+import type { ArtifactIo } from '../tools/artifact-io.ts';
 import type { ToolRegistry, ToolSpec } from '../tools/registry.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
-import type { AgentConfigResolver, AgentRunConfig } from './agent-config.ts';
+import { AgentConfigRefused } from './agent-config.ts';
+import type { AgentConfigResolver, AgentRunConfig, EffectiveConfigRecord } from './agent-config.ts';
 import { openControlInbox } from './controls.ts';
 import type { EngineSettings } from './engine-config.ts';
 import type { EventPipeline } from './event-pipeline.ts';
-import { historyMessages, lastToolOf, RUN_ERROR_CODES, stepLimitReached } from './planner.ts';
+import { LlmCallRefused } from './governance.ts';
+import type { Governance } from './governance.ts';
+import { ProviderFailure } from './llm-call.ts';
+import type { GovernedCallContext, RunLlm } from './llm-call.ts';
+import type { MemoryPrompt } from './memory.ts';
+import { lastToolOf, RUN_ERROR_CODES, stepLimitReached } from './planner.ts';
 import { occurredAt, RunEvents } from './run-events.ts';
-import { finishRun, ownerIdentity, republishTerminal, startedEventId } from './run-finish.ts';
-import { ProviderFailure, runStep } from './run-step.ts';
+import { finishRun, republishTerminal, startedEventId } from './run-finish.ts';
+import { prepareRun } from './run-prepare.ts';
+import { runStep } from './run-step.ts';
 
 /**
  * One run on this executor: claim, planner steps, controls' effects, and
@@ -38,6 +47,11 @@ export interface RunDeps {
   readonly runStates: RunStateRepository;
   readonly tools: ToolRegistry;
   readonly agents: AgentConfigResolver;
+  readonly runOverrides: RunOverridesRepository;
+  readonly taskConfigs: TaskConfigRepository;
+  readonly governance: Governance;
+  readonly memory: MemoryPrompt;
+  readonly artifacts: ArtifactIo;
   readonly settings: EngineSettings;
 }
 
@@ -63,6 +77,14 @@ const RETRY_DELAY_MS = 5_000;
 function isTransient(error: unknown): boolean {
   if (isStoreError(error)) return true;
   return isServiceError(error) && (error.code === 'unavailable' || error.code === 'timeout');
+}
+
+/** The ErrorCode of a run ended by `error`. */
+function failureCode(error: unknown): string {
+  if (error instanceof LlmCallRefused) return error.reason;
+  if (error instanceof AgentConfigRefused) return RUN_ERROR_CODES.agentUnavailable;
+  if (error instanceof ProviderFailure) return RUN_ERROR_CODES.llmError;
+  return RUN_ERROR_CODES.internal;
 }
 
 export class RunLoop {
@@ -96,11 +118,30 @@ export class RunLoop {
   restoredApproval: PauseRecord | undefined;
   approvalTimer: NodeJS.Timeout | undefined;
   #wake: (() => void) | undefined;
+  /** Waits inside a step (a rate-limit wait) that a cancellation or drain ends early. */
+  readonly #stepWaits = new Set<() => void>();
+  effective!: EffectiveConfigRecord;
   agent!: AgentRunConfig;
-  provider!: LlmProvider;
+  /** The provider the run calls now (a failover replaces it for the rest of the run). */
+  llm!: RunLlm;
+  call!: GovernedCallContext;
   exposed = new Map<string, ToolDefinition>();
   specs: ToolSpec[] = [];
   history: ChatMessage[] = [];
+  /** The prompt's caller-memory section (`''` when none); refreshed after the run's own memory write. */
+  memoryText = '';
+  memoryStale = false;
+  /** The prompt's input-artifacts section (`''` when none). */
+  artifactsText = '';
+  /** The last call's `_governance.record_cost`, awaited before the next call and before the run ends. */
+  pendingCost: Promise<void> = Promise.resolve();
+
+  /** Keeps a call's cost record to be awaited later (a failure to record is logged, never fails the run). */
+  deferCost(record: Promise<void>): void {
+    this.pendingCost = record.catch((error: unknown) =>
+      this.log.warn({ err: error }, 'LLM call cost not recorded with governance'),
+    );
+  }
 
   constructor(taskId: string, deps: RunDeps, deliveryCount: number) {
     this.taskId = taskId;
@@ -121,6 +162,7 @@ export class RunLoop {
     } finally {
       this.closeInbox();
       clearTimeout(this.approvalTimer);
+      await this.pendingCost;
     }
   }
 
@@ -163,7 +205,30 @@ export class RunLoop {
       this.abort.abort();
     }
     this.approval?.settle('stop');
+    this.#endStepWaits();
     this.wake();
+  }
+
+  /**
+   * Sleeps `ms` inside a step; resolves false at once when the run is
+   * cancelled (soft or hard), drained or lost meanwhile, true otherwise.
+   */
+  pauseStep(ms: number): Promise<boolean> {
+    if (this.interrupted || this.cancel !== undefined) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const end = (slept: boolean): void => {
+        clearTimeout(timer);
+        this.#stepWaits.delete(stop);
+        resolve(slept);
+      };
+      const stop = (): void => end(false);
+      const timer = setTimeout(() => end(true), ms);
+      this.#stepWaits.add(stop);
+    });
+  }
+
+  #endStepWaits(): void {
+    for (const stop of [...this.#stepWaits]) stop();
   }
 
   closeInbox(): void {
@@ -174,6 +239,7 @@ export class RunLoop {
   #interrupt(): void {
     this.abort.abort();
     this.approval?.settle('stop');
+    this.#endStepWaits();
     this.wake();
   }
 
@@ -189,8 +255,8 @@ export class RunLoop {
       this.log.warn({ err: error }, 'run interrupted; it will be retried');
       return { kind: 'retry', delayMs: RETRY_DELAY_MS };
     }
-    const code = error instanceof ProviderFailure ? RUN_ERROR_CODES.llmError : RUN_ERROR_CODES.internal;
-    this.log[code === RUN_ERROR_CODES.internal ? 'error' : 'warn']({ err: error }, 'run failed');
+    const code = failureCode(error);
+    this.log[code === RUN_ERROR_CODES.internal ? 'error' : 'warn']({ err: error, errorCode: code }, 'run failed');
     try {
       await this.terminate({ status: 'failed', error_code: code });
       return this.#exit();
@@ -245,7 +311,7 @@ export class RunLoop {
       await this.#outcomeUnknown(this.state.pending_call.tool);
       return { kind: 'done' };
     }
-    await this.#prepare();
+    await prepareRun(this);
     return undefined;
   }
 
@@ -279,20 +345,6 @@ export class RunLoop {
       ErrorMessage: 'the executor stopped during this unsafe call; its outcome is unknown',
     });
     await this.terminate({ status: 'failed', error_code: RUN_ERROR_CODES.toolOutcomeUnknown });
-  }
-
-  async #prepare(): Promise<void> {
-    const { agents, runStates, tools, settings } = this.deps;
-    const [agent, turns] = await Promise.all([
-      agents.resolve(ownerIdentity(this.task), this.task.agent_id ?? settings.defaultAgentId),
-      runStates.sessionTurns(this.owner),
-    ]);
-    this.agent = agent;
-    this.history = historyMessages(turns, this.taskId);
-    this.provider = providerFor(agent.provider, { apiKey: settings.llmApiKey, timeoutMs: settings.llmTimeoutMs });
-    const exposed = tools.exposed(agent.toolExposure);
-    this.exposed = new Map(exposed.map((t) => [t.name, t]));
-    this.specs = tools.specs(exposed);
   }
 
   async #loop(): Promise<void> {

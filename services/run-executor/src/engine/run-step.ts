@@ -1,7 +1,10 @@
 import type { Decision, ChunkKind, CompletionResult } from '../providers/provider.ts';
 import { invokeWithPolicy } from '../tools/registry.ts';
+import { SERVICE_TOOL_NAMES } from '../tools/service-tools.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { awaitApproval } from './approval.ts';
+import { governedCompletion } from './llm-call.ts';
+import { refreshMemory } from './run-prepare.ts';
 import {
   checkToolCall,
   DECISION_KINDS,
@@ -16,8 +19,9 @@ import { occurredAt } from './run-events.ts';
 import type { RunLoop } from './run-loop.ts';
 
 /**
- * One planner step of a run: consume new inputs, call the provider (its
- * chunks streamed as `llm.completion.chunk`), record the step's cost
+ * One planner step of a run: consume new inputs, call the provider through
+ * governance (`llm-call.ts`; its chunks streamed as `llm.completion.chunk`),
+ * record the step's cost
  * (`recordStep`, then `llm.cost.recorded`) and the decision
  * (`planner.decision`), then either finish or call the tool: invalid
  * arguments are reported and fed back, a gated tool waits for approval, an
@@ -27,24 +31,16 @@ import type { RunLoop } from './run-loop.ts';
 
 const MAX_TRACE_CHARS = 4_096;
 
-/** A provider call that failed for a reason of its own (not a cancellation). */
-export class ProviderFailure extends Error {
-  constructor(cause: unknown) {
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
-    this.name = 'ProviderFailure';
-  }
-}
-
 export async function runStep(run: RunLoop): Promise<void> {
   const fresh = run.context.slice(run.state.inputs_consumed);
   if (fresh.length > 0) {
     run.state.messages.push(...inputMessages(fresh));
     run.state.inputs_consumed = run.context.length;
   }
-  const result = await complete(run);
+  const stepNo = run.state.step + 1;
+  const result = await complete(run, stepNo);
   if (result === undefined) return;
   const { decision } = result;
-  const stepNo = run.state.step + 1;
   await run.deps.tasks.recordStep(run.taskId, {
     index: stepNo,
     cost_usd: result.costUsd,
@@ -58,14 +54,17 @@ export async function runStep(run: RunLoop): Promise<void> {
   if (decision.kind === 'finish') {
     run.state.messages.push({ role: 'assistant', content: decision.answer });
     run.state.step = stepNo;
+    // The cost is with governance before anyone can see the run end and start the next one.
+    await run.pendingCost;
     await run.terminate({ status: 'complete', notify_on_complete: false }, decision.answer);
     return;
   }
   await toolStep(run, decision, result.reasoning, stepNo);
 }
 
-/** One streamed provider call; `undefined` when a cancellation or drain interrupted it. */
-async function complete(run: RunLoop): Promise<CompletionResult | undefined> {
+/** One streamed, governed provider call; `undefined` when a cancellation or drain interrupted it. */
+async function complete(run: RunLoop, stepNo: number): Promise<CompletionResult | undefined> {
+  if (run.memoryStale) await refreshMemory(run);
   const quad = run.events.quad;
   let lastKind: ChunkKind = 'text';
   const chunk = (delta: string, kind: ChunkKind, done: boolean): void => {
@@ -79,28 +78,26 @@ async function complete(run: RunLoop): Promise<CompletionResult | undefined> {
       OccurredAt: occurredAt(),
     });
   };
-  try {
-    const result = await run.provider.complete({
+  const result = await governedCompletion(
+    run.call,
+    {
       taskId: run.taskId,
       step: run.state.step,
       query: run.task.query,
       goal: run.task.goal,
-      system: systemPrompt(run.agent.system, run.task.goal),
+      system: systemPrompt(run.agent.system, run.task.goal, [run.memoryText, run.artifactsText]),
       messages: promptMessages(run.history, run.task.query, run.state.messages),
       tools: run.specs,
-      params: run.agent.params,
       signal: run.abort.signal,
       onChunk: (delta, kind) => {
         lastKind = kind;
         chunk(delta, kind, false);
       },
-    });
-    chunk('', lastKind, true);
-    return result;
-  } catch (error) {
-    if (run.interrupted) return undefined;
-    throw new ProviderFailure(error);
-  }
+    },
+    stepNo,
+  );
+  if (result !== undefined) chunk('', lastKind, true);
+  return result;
 }
 
 function emitDecision(run: RunLoop, result: CompletionResult): void {
@@ -179,7 +176,7 @@ async function invoke(
     outcome = await invokeWithPolicy(
       tool,
       args,
-      { taskId: run.taskId, callId, signal: run.abort.signal },
+      { taskId: run.taskId, callId, owner: run.owner, signal: run.abort.signal },
       (attempt, error) =>
         run.events.emit('tool.failed', {
           ...base,
@@ -194,6 +191,8 @@ async function invoke(
   }
   if (outcome.ok) {
     run.events.emit('tool.completed', { ...base, Attempts: outcome.attempts, DurationMS: outcome.durationMs });
+    // The next prompt carries the caller memory as it is now.
+    if (tool.name === SERVICE_TOOL_NAMES.memoryWrite) run.memoryStale = true;
     recordResult(run, callId, tool.name, stepNo, { ok: true, output: outcome.output, attempts: outcome.attempts });
   } else {
     if (outcome.exhausted) {

@@ -6,6 +6,8 @@ import type { StartDependencies } from './dependencies.ts';
 import { createEraseSessionHandler, ERASE_SESSION } from './erase-session.handler.ts';
 import type { RunStateEraser } from './erase-session.handler.ts';
 import { createPauseListHandler } from './pause-list.handler.ts';
+import { createRunOverridesHandler } from './run-overrides.handler.ts';
+import type { RunOverridesRepository } from '../store/run-overrides.repository.ts';
 import { createSearchTasksHandler } from './search-tasks.handler.ts';
 import { createStartHandler } from './start.handler.ts';
 import { createTaskReadHandlers } from './tasks-read.handler.ts';
@@ -20,12 +22,14 @@ export interface ApiHandlerOptions {
   readonly startDependencies?: StartDependencies;
   /** The engine's eraser of run state for `_tasks.erase_session`. */
   readonly eraseRunState?: RunStateEraser;
+  /** The session run overrides `runs.set_overrides` writes; absent: the method stays unimplemented. */
+  readonly runOverrides?: RunOverridesRepository;
 }
 
 /**
  * The run-executor's API side: `start`, the nine steering controls,
- * `tasks.get`, `tasks.list`, `pause.list`, `search.tasks`, and the internal
- * `_tasks.erase_session`.
+ * `tasks.get`, `tasks.list`, `pause.list`, `search.tasks`,
+ * `runs.set_overrides`, and the internal `_tasks.erase_session`.
  */
 export function createApiHandlers(
   deps: ApiDeps,
@@ -40,6 +44,9 @@ export function createApiHandlers(
       ...createTaskReadHandlers(deps),
       'pause.list': createPauseListHandler(deps),
       'search.tasks': createSearchTasksHandler(deps),
+      ...(options.runOverrides === undefined
+        ? {}
+        : { 'runs.set_overrides': createRunOverridesHandler(deps, options.runOverrides) }),
     },
     internalHandlers: { [ERASE_SESSION]: createEraseSessionHandler(deps, options.eraseRunState) },
   };

@@ -105,6 +105,9 @@ export function createOpenAiProvider(settings: OpenAiSettings): LlmProvider {
           ...(params.temperature === undefined ? {} : { temperature: params.temperature }),
           ...(params.top_p === undefined ? {} : { top_p: params.top_p }),
           ...(params.max_tokens === undefined ? {} : { max_tokens: params.max_tokens }),
+          ...(params.reasoning_effort === undefined
+            ? {}
+            : { reasoning_effort: params.reasoning_effort as OpenAI.ReasoningEffort }),
           ...(params.stop === undefined ? {} : { stop: [...params.stop] }),
         },
         { signal: request.signal },

@@ -25,17 +25,25 @@ export interface LlmParameters {
   readonly temperature?: number | undefined;
   readonly top_p?: number | undefined;
   readonly max_tokens?: number | undefined;
+  /** `minimal` | `low` | `medium` | `high` (OpenAI reasoning models). */
+  readonly reasoning_effort?: string | undefined;
   readonly stop?: readonly string[] | undefined;
 }
 
 /** Which provider a run uses and how to reach it (from the agent configuration). */
 export interface ProviderSettings {
   readonly kind: 'scripted' | 'openai';
+  /**
+   * The installation name (`llm_provider.provider_name`, a failover chain
+   * entry's `name`): what governance keys and failover chains call it.
+   * Absent: the kind.
+   */
+  readonly name?: string | undefined;
   readonly baseUrl?: string | undefined;
   readonly model?: string | undefined;
   /**
-   * openai: the API key. Not a member of the contract's provider config (keys
-   * belong to governance); used when present, else the executor's `LLM_API_KEY`.
+   * openai: the API key, fetched from governance (`_governance.provider_key`)
+   * by the installation name; absent: the executor's `LLM_API_KEY`.
    */
   readonly apiKey?: string | undefined;
   /** scripted: the agent's script records. */
@@ -82,6 +90,7 @@ export interface CompletionResult {
   readonly reasoning: string;
   readonly model: string;
   readonly usage: TokenUsage;
+  /** Cost of the call in USD as the provider reports it (0 when unknown: the engine's price table applies). */
   readonly costUsd: number;
   readonly contextWindowTokens: number;
 }

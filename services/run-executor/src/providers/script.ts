@@ -14,10 +14,15 @@
  * - `stream:<count>/<ms>`: the next step first streams `count` chunks,
  *   `ms` milliseconds apart (long streams for cancellation tests).
  * - `loop`: after the last step, start again from the first (max-steps tests).
+ * - `inspect`: finish, with a reasoning text that is the JSON of what the
+ *   provider received: `{system, params, tools, messages}` (tests read it on
+ *   `planner.decision` ReasoningTrace to see each configuration layer).
+ * - `cost:<usd>`: every later step reports this cost in USD (budget tests).
  * After the last step (without `loop`) the provider finishes.
  *
- * Config records: `{tool, args?}`, `{finish?: answer}`, `{stream: {count, delay_ms}}`, `{loop: true}`;
- * a tool or finish record may also carry `chunks` and `delay_ms`.
+ * Config records: `{tool, args?}`, `{finish?: answer}`, `{inspect: true}`,
+ * `{stream: {count, delay_ms}}`, `{loop: true}`; a tool, finish or inspect
+ * record may also carry `chunks`, `delay_ms` and `cost_usd`.
  */
 
 /** The directive prefix of a scripted query. */
@@ -25,7 +30,8 @@ export const SCRIPT_DIRECTIVE = '#script';
 
 export type ScriptAction =
   | { readonly kind: 'tool'; readonly tool: string; readonly args: Record<string, unknown> }
-  | { readonly kind: 'finish'; readonly answer: string | undefined };
+  | { readonly kind: 'finish'; readonly answer: string | undefined }
+  | { readonly kind: 'inspect' };
 
 export interface ScriptStep {
   readonly action: ScriptAction;
@@ -33,6 +39,8 @@ export interface ScriptStep {
   readonly chunks: number;
   /** Pause before each filler chunk, in ms. @default 0 */
   readonly delayMs: number;
+  /** Cost the step reports, in USD. @default 0 */
+  readonly costUsd: number;
 }
 
 export interface Script {
@@ -92,6 +100,13 @@ function parseArgs(text: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+function parseCost(spec: string): number {
+  const cost = Number(spec);
+  if (spec === '' || !Number.isFinite(cost) || cost < 0)
+    throw new ScriptError(`cost takes a non-negative number: ${spec}`);
+  return cost;
+}
+
 function parseStream(spec: string): { chunks: number; delayMs: number } {
   const match = /^(\d+)(?:\/(\d+))?$/.exec(spec);
   if (match === null) throw new ScriptError(`stream takes <count>/<ms>: ${spec}`);
@@ -112,16 +127,22 @@ export function parseDirective(query: string): Script | undefined {
   const steps: ScriptStep[] = [];
   let loop = false;
   let pending = { chunks: 0, delayMs: 0 };
+  let costUsd = 0;
   for (const part of splitSteps(trimmed.slice(SCRIPT_DIRECTIVE.length))) {
     const colon = part.indexOf(':');
     const head = (colon === -1 ? part : part.slice(0, colon)).trim();
     const rest = colon === -1 ? '' : part.slice(colon + 1);
     if (head === 'loop') loop = true;
     else if (head === 'stream') pending = parseStream(rest.trim());
-    else if (head === 'tool' || head === 'finish') {
+    else if (head === 'cost') costUsd = parseCost(rest.trim());
+    else if (head === 'tool' || head === 'finish' || head === 'inspect') {
       const action: ScriptAction =
-        head === 'tool' ? parseToolStep(rest) : { kind: 'finish', answer: colon === -1 ? undefined : rest };
-      steps.push({ action, ...pending });
+        head === 'tool'
+          ? parseToolStep(rest)
+          : head === 'inspect'
+            ? { kind: 'inspect' }
+            : { kind: 'finish', answer: colon === -1 ? undefined : rest };
+      steps.push({ action, ...pending, costUsd });
       pending = { chunks: 0, delayMs: 0 };
     } else throw new ScriptError(`unknown script step: ${part.slice(0, 100)}`);
   }
@@ -147,15 +168,22 @@ export function scriptFromRecords(records: readonly Record<string, unknown>[]): 
       pending = { chunks: num(s.count, 0), delayMs: num(s.delay_ms, 0) };
       continue;
     }
-    const timing = { chunks: num(record.chunks, pending.chunks), delayMs: num(record.delay_ms, pending.delayMs) };
+    const timing = {
+      chunks: num(record.chunks, pending.chunks),
+      delayMs: num(record.delay_ms, pending.delayMs),
+      costUsd: num(record.cost_usd, 0),
+    };
     pending = { chunks: 0, delayMs: 0 };
     if (typeof record.tool === 'string') {
       const args = typeof record.args === 'object' && record.args !== null ? record.args : {};
       steps.push({ action: { kind: 'tool', tool: record.tool, args: args as Record<string, unknown> }, ...timing });
+    } else if (record.inspect === true) {
+      steps.push({ action: { kind: 'inspect' }, ...timing });
     } else if ('finish' in record) {
       const answer = typeof record.finish === 'string' ? record.finish : undefined;
       steps.push({ action: { kind: 'finish', answer }, ...timing });
-    } else throw new ScriptError(`script record needs tool, finish, stream or loop: ${JSON.stringify(record)}`);
+    } else
+      throw new ScriptError(`script record needs tool, finish, inspect, stream or loop: ${JSON.stringify(record)}`);
   }
   return { steps, loop };
 }

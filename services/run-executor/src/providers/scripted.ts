@@ -9,7 +9,10 @@ import type { ChatMessage, CompletionRequest, CompletionResult, Decision, LlmPro
  * the query in a few chunks and finishes. Its reasoning text is a digest of
  * what it was given (the goal and the messages new since its last decision),
  * so a test can see a redirect, injected context or user message reach the
- * next prompt on `planner.decision` ReasoningTrace.
+ * next prompt on `planner.decision` ReasoningTrace. An `inspect` step
+ * reports the whole request instead ({@link inspection}): the system prompt,
+ * the parameters and the tools, so a test sees what every configuration
+ * layer, governance and memory changed.
  */
 
 export const SCRIPTED_MODEL = 'scripted';
@@ -61,6 +64,16 @@ export function promptDigest(request: Pick<CompletionRequest, 'goal' | 'query' |
   return digest.length > MAX_DIGEST_CHARS ? `${digest.slice(0, MAX_DIGEST_CHARS)}…` : digest;
 }
 
+/** What an `inspect` step reports: the JSON of the request's system prompt, parameters, tools and message count. */
+export function inspection(request: Pick<CompletionRequest, 'system' | 'params' | 'tools' | 'messages'>): string {
+  return JSON.stringify({
+    system: request.system,
+    params: request.params,
+    tools: request.tools.map((t) => t.name),
+    messages: request.messages.length,
+  });
+}
+
 /** Splits `text` into at most `parts` non-empty pieces. */
 function pieces(text: string, parts: number): string[] {
   if (text.length === 0) return [];
@@ -84,6 +97,7 @@ export function createScriptedProvider(script?: readonly Record<string, unknown>
       if (signal.aborted) throw abortError(signal);
       const plan = resolveScript(script, request.query);
       const step = plan === undefined ? undefined : stepAt(plan, request.step);
+      const inspected = step?.action.kind === 'inspect' ? inspection(request) : undefined;
       const digest = promptDigest(request);
       let output = '';
       const emit = (delta: string, kind: 'text' | 'reasoning' | 'tool_call'): void => {
@@ -99,6 +113,10 @@ export function createScriptedProvider(script?: readonly Record<string, unknown>
         // No script at all: echo the query back in a few chunks.
         for (const piece of pieces(request.goal, 3)) emit(piece, 'text');
         decision = { kind: 'finish', answer: request.goal };
+      } else if (step?.action.kind === 'inspect') {
+        emit(inspected ?? '', 'reasoning');
+        emit('inspected', 'text');
+        decision = { kind: 'finish', answer: 'inspected' };
       } else if (step === undefined || step.action.kind === 'finish') {
         const answer = step?.action.kind === 'finish' ? (step.action.answer ?? 'done') : 'done';
         emit(digest, 'reasoning');
@@ -120,10 +138,11 @@ export function createScriptedProvider(script?: readonly Record<string, unknown>
       const prompt = request.system + request.messages.map((m) => m.content).join('\n');
       return {
         decision,
-        reasoning: plan === undefined ? '' : digest,
-        model: SCRIPTED_MODEL,
+        reasoning: plan === undefined ? '' : (inspected ?? digest),
+        // The model the run asked for, so that governance meters the model it admitted.
+        model: request.params.model ?? SCRIPTED_MODEL,
         usage: { input_tokens: estimateTokens(prompt), output_tokens: estimateTokens(output) },
-        costUsd: 0,
+        costUsd: step?.costUsd ?? 0,
         contextWindowTokens: 0,
       };
     },

@@ -33,9 +33,18 @@ export interface RetryPolicy {
   readonly backoffMs: number;
 }
 
+/** The run's owner: whose memory and artifacts a tool reads and writes. */
+export interface ToolOwner {
+  readonly tenant: string;
+  readonly user: string;
+  readonly session: string;
+}
+
 /** What one attempt receives. */
 export interface ToolContext {
   readonly taskId: string;
+  /** The run's owner triple; tools act as it (never with more scopes). */
+  readonly owner: ToolOwner;
   readonly callId: string;
   /** 1-based. */
   readonly attempt: number;

@@ -1,33 +1,84 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SYSTEM_PROMPT, toAgentRunConfig } from '../../src/engine/agent-config.ts';
+import {
+  builtinEffectiveConfig,
+  DEFAULT_SYSTEM_PROMPT,
+  parseEffectiveReply,
+  toAgentRunConfig,
+} from '../../src/engine/agent-config.ts';
+
+const record = (config: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  agent_id: 'a',
+  revision_id: 'r1',
+  config,
+  source_disables: [],
+  ...extra,
+});
 
 describe('agent configuration of a run', () => {
-  it('falls back to the built-in default for an empty configuration', () => {
-    expect(toAgentRunConfig({ agent_id: 'default', config: {} })).toMatchObject({
-      agentId: 'default',
+  it('falls back to the built-in default prompt and the scripted provider for an empty configuration', () => {
+    expect(toAgentRunConfig(record({}))).toMatchObject({
+      agentId: 'a',
       system: DEFAULT_SYSTEM_PROMPT,
       provider: { kind: 'scripted' },
     });
   });
 
-  it('joins prompt layers then extra system blocks, and reads the provider and parameters', () => {
-    const config = toAgentRunConfig({
-      agent_id: 'a',
-      revision_id: 'r1',
-      config: {
-        prompt_layers: [{ name: 'one', text: 'First.' }],
-        extra_system_blocks: [{ text: 'Last.' }],
-        llm_provider: { provider_name: 'p', provider: 'openai', base_url: 'http://x/v1', model: 'm' },
-        llm_params: { temperature: 0.2 },
-        tool_exposure: { mode: 'allow_list', tools: ['echo'] },
-      },
-    });
+  it('joins prompt layers then extra system blocks, and reads the provider, parameters and multimodal default', () => {
+    const config = toAgentRunConfig(
+      record(
+        {
+          prompt_layers: [{ name: 'one', text: 'First.' }],
+          extra_system_blocks: [{ text: 'Last.' }],
+          llm_provider: { provider_name: 'p', provider: 'openai', base_url: 'http://x/v1', model: 'm' },
+          llm_params: { temperature: 0.2, reasoning_effort: 'low' },
+          tool_exposure: { mode: 'allow_list', tools: ['echo'] },
+          multimodal: { default_disposition: 'inline' },
+        },
+        { source_disables: ['builtin'] },
+      ),
+    );
     expect(config).toMatchObject({
       revisionId: 'r1',
       system: 'First.\n\nLast.',
-      provider: { kind: 'openai', baseUrl: 'http://x/v1', model: 'm' },
-      params: { temperature: 0.2 },
+      provider: { kind: 'openai', name: 'p', baseUrl: 'http://x/v1', model: 'm' },
+      params: { temperature: 0.2, reasoning_effort: 'low' },
       toolExposure: { mode: 'allow_list', tools: ['echo'] },
+      sourceDisables: ['builtin'],
+      defaultDisposition: 'inline',
+    });
+  });
+
+  it('reads an _agent.effective_config answer whose agent layer is the built-in default (revision_id null)', () => {
+    const parsed = parseEffectiveReply({
+      agent_id: 'default',
+      revision_id: null,
+      config: { llm_provider: { provider_name: 'scripted', provider: 'scripted' } },
+      source_disables: [],
+      skills: [],
+      layers: [
+        { layer: 'agent', revision_id: null, applied_keys: ['llm_provider'] },
+        { layer: 'tenant_overrides', applied_keys: [], unavailable: true },
+      ],
+      content_hash: 'sha256:abc',
+      added_later: true,
+    });
+    expect(parsed).toMatchObject({
+      agent_id: 'default',
+      revision_id: null,
+      content_hash: 'sha256:abc',
+      source: 'agent-registry',
+      layers: [
+        { layer: 'agent', revision_id: null, applied_keys: ['llm_provider'] },
+        { layer: 'tenant_overrides', applied_keys: [], unavailable: true },
+      ],
+    });
+  });
+
+  it('marks the built-in fallback as such', () => {
+    expect(builtinEffectiveConfig('default')).toMatchObject({
+      source: 'builtin',
+      revision_id: null,
+      content_hash: 'builtin',
     });
   });
 });

@@ -116,29 +116,45 @@ export async function watchRun(bus: Bus, identity: VerifiedIdentity, taskId: str
   };
 }
 
-/** Serves `_agent.resolve` and `_session.admit` fakes on `bus`. */
+/**
+ * Serves `_agent.resolve`, `_agent.effective_config` (the configuration as
+ * the agent layer alone) and `_session.admit` fakes on `bus`.
+ */
 export async function serveEngineFakes(
   bus: Bus,
   agentConfigs: Map<string, Record<string, unknown>>,
 ): Promise<ServedService[]> {
   const logger = createLogger({ name: 'fakes', level: 'silent' });
+  const configOf = (agentId: string) => {
+    const config = agentConfigs.get(agentId) ?? (agentId === 'default' ? {} : undefined);
+    if (config === undefined)
+      throw new ServiceError('invalid_request', `agent_id ${agentId} names no agent configuration`);
+    return config;
+  };
   const resolve = async ({ body }: RpcRequest) => {
     const b = body as { agent_id: string };
-    const config = agentConfigs.get(b.agent_id) ?? (b.agent_id === 'default' ? {} : undefined);
-    if (config === undefined)
-      throw new ServiceError('invalid_request', `agent_id ${b.agent_id} names no agent configuration`);
-    return { agent_id: b.agent_id, revision_id: `rev-${b.agent_id}`, config };
+    return { agent_id: b.agent_id, revision_id: `rev-${b.agent_id}`, config: configOf(b.agent_id) };
+  };
+  const effective = async ({ body }: RpcRequest) => {
+    const b = body as { agent_id: string };
+    const config = configOf(b.agent_id);
+    return {
+      agent_id: b.agent_id,
+      revision_id: `rev-${b.agent_id}`,
+      config,
+      source_disables: [],
+      skills: [],
+      layers: [{ layer: 'agent', revision_id: `rev-${b.agent_id}`, applied_keys: Object.keys(config).sort() }],
+      content_hash: `sha256:fake-${b.agent_id}`,
+    };
   };
   const admit = async () => ({ state: 'open' });
-  const serve = (service: string, name: string, handler: (r: RpcRequest) => Promise<unknown>) =>
-    serveService(bus, {
-      service,
-      version: '0.0.1',
-      instanceId: `fake-${service}`,
-      handlers: { [name]: handler },
-      logger,
-    });
-  return [await serve('agent-registry', '_agent.resolve', resolve), await serve('session', '_session.admit', admit)];
+  const serve = (service: string, handlers: Record<string, (r: RpcRequest) => Promise<unknown>>) =>
+    serveService(bus, { service, version: '0.0.1', instanceId: `fake-${service}`, handlers, logger });
+  return [
+    await serve('agent-registry', { '_agent.resolve': resolve, '_agent.effective_config': effective }),
+    await serve('session', { '_session.admit': admit }),
+  ];
 }
 
 /** Starts nats-server, the fakes and the full service with `env`. */

@@ -10,9 +10,9 @@ describe('scripted directives', () => {
     expect(parseDirective('#script tool:echo{"text":"a;b"};tool:wait{ms:50};finish:all done')).toEqual({
       loop: false,
       steps: [
-        { action: { kind: 'tool', tool: 'echo', args: { text: 'a;b' } }, chunks: 0, delayMs: 0 },
-        { action: { kind: 'tool', tool: 'wait', args: { ms: 50 } }, chunks: 0, delayMs: 0 },
-        { action: { kind: 'finish', answer: 'all done' }, chunks: 0, delayMs: 0 },
+        { action: { kind: 'tool', tool: 'echo', args: { text: 'a;b' } }, chunks: 0, delayMs: 0, costUsd: 0 },
+        { action: { kind: 'tool', tool: 'wait', args: { ms: 50 } }, chunks: 0, delayMs: 0, costUsd: 0 },
+        { action: { kind: 'finish', answer: 'all done' }, chunks: 0, delayMs: 0, costUsd: 0 },
       ],
     });
   });
@@ -36,12 +36,27 @@ describe('scripted directives', () => {
     expect(stepAt(parseDirective('#script finish:x')!, 1)).toBeUndefined();
   });
 
-  it.each(['#script jump:far', '#script tool:echo{oops', '#script tool:echo[1]', '#script stream:many'])(
-    'refuses the malformed directive %s',
-    (query) => {
-      expect(() => parseDirective(query)).toThrow(ScriptError);
-    },
-  );
+  it('reports each later step at the cost set by cost:<usd>, and parses inspect', () => {
+    const script = parseDirective('#script tool:echo;cost:0.25;tool:echo;inspect');
+    expect(script?.steps.map((s) => [s.action.kind, s.costUsd])).toEqual([
+      ['tool', 0],
+      ['tool', 0.25],
+      ['inspect', 0.25],
+    ]);
+    expect(scriptFromRecords([{ inspect: true, cost_usd: 2 }]).steps).toEqual([
+      { action: { kind: 'inspect' }, chunks: 0, delayMs: 0, costUsd: 2 },
+    ]);
+  });
+
+  it.each([
+    '#script jump:far',
+    '#script cost:lots',
+    '#script tool:echo{oops',
+    '#script tool:echo[1]',
+    '#script stream:many',
+  ])('refuses the malformed directive %s', (query) => {
+    expect(() => parseDirective(query)).toThrow(ScriptError);
+  });
 
   it('builds a script from configuration records', () => {
     const script = scriptFromRecords([
@@ -53,8 +68,8 @@ describe('scripted directives', () => {
     expect(script).toEqual({
       loop: true,
       steps: [
-        { action: { kind: 'tool', tool: 'echo', args: { a: 1 } }, chunks: 3, delayMs: 1 },
-        { action: { kind: 'finish', answer: 'bye' }, chunks: 2, delayMs: 0 },
+        { action: { kind: 'tool', tool: 'echo', args: { a: 1 } }, chunks: 3, delayMs: 1, costUsd: 0 },
+        { action: { kind: 'finish', answer: 'bye' }, chunks: 2, delayMs: 0, costUsd: 0 },
       ],
     });
   });

@@ -6,7 +6,8 @@ import { ToolError } from '../../src/tools/tool.ts';
 const registry = createToolRegistry(BUILTIN_TOOLS, {
   echo: { mode: 'always', timeout_seconds: 5, on_timeout: 'approve' },
 });
-const context = (signal = new AbortController().signal) => ({ taskId: 't', callId: 'c', signal });
+const owner = { tenant: 't', user: 'u', session: 's' };
+const context = (signal = new AbortController().signal) => ({ taskId: 't', callId: 'c', owner, signal });
 
 describe('tool registry', () => {
   it('declares a side-effect class, a retry policy and an approval policy for every built-in', () => {

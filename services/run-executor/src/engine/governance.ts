@@ -1,0 +1,191 @@
+import { isServiceError } from '@ars/contracts';
+import type { VerifiedIdentity } from '@ars/contracts';
+import type { RpcClient } from '@ars/bus';
+import type { Logger } from '@ars/telemetry';
+
+/**
+ * The engine's side of governance: `_governance.admit_llm_call` before every
+ * LLM call, `_governance.record_cost` after it, `_governance.failover` on a
+ * provider error and `_governance.provider_key` for a provider's key.
+ *
+ * Governance not running (no responders) or not offering the endpoint
+ * (`unimplemented`): runs proceed un-governed — admitted as asked, nothing
+ * recorded, no failover, the executor's own key — and one warning is logged
+ * per outage. A refusal always stops the call ({@link LlmCallRefused}); a
+ * timeout or any other failure is thrown (the run is retried later).
+ */
+
+/** Why governance refused a call; each is the ErrorCode the run fails with. */
+export const REFUSAL_REASONS = ['budget_exceeded', 'rate_limited', 'max_tokens_exceeded', 'model_not_allowed'] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+
+/** Governance refused an LLM call: the run fails `failed` with ErrorCode {@link reason}, never retried. */
+export class LlmCallRefused extends Error {
+  readonly reason: RefusalReason;
+  constructor(reason: RefusalReason, message: string) {
+    super(message);
+    this.name = 'LlmCallRefused';
+    this.reason = reason;
+  }
+}
+
+/** The reason prefix (`<reason>: …`) of a refusal message, if it is one. */
+export function refusalReasonOf(message: string): RefusalReason | undefined {
+  const prefix = /^([a-z_]+): /.exec(message)?.[1];
+  return (REFUSAL_REASONS as readonly string[]).includes(prefix ?? '') ? (prefix as RefusalReason) : undefined;
+}
+
+/** The run a call belongs to (`Identity` of governance's events). */
+export interface RunQuad {
+  readonly tenant: string;
+  readonly user: string;
+  readonly session: string;
+  readonly run: string;
+}
+
+/** An admitted call. */
+export interface Admission {
+  /** False when governance was not asked (not running). */
+  readonly governed: boolean;
+  /** The tier applied (absent un-governed). */
+  readonly tier?: string | undefined;
+  /** Max tokens to ask the provider for: the request, clipped to the tier's cap. */
+  readonly maxTokens: number;
+  readonly clipped: boolean;
+  /** Sleep this long before calling (a rate-limit reservation). */
+  readonly waitMs: number;
+}
+
+/** One provider of the tier's failover chain. */
+export interface FailoverTarget {
+  readonly name: string;
+  readonly kind: string;
+  readonly base_url?: string | undefined;
+  readonly model?: string | undefined;
+}
+
+export interface Governance {
+  admit(
+    run: RunQuad,
+    call: { model: string; requestedMaxTokens: number; tier?: string | undefined },
+  ): Promise<Admission>;
+  recordCost(
+    run: RunQuad,
+    call: {
+      model: string;
+      tier?: string | undefined;
+      costUsd: number;
+      tokensIn: number;
+      tokensOut: number;
+      callId: string;
+    },
+  ): Promise<void>;
+  /** The next provider after `fromProvider`, or null (none left, or governance not running). */
+  failover(
+    run: RunQuad,
+    call: {
+      tier?: string | undefined;
+      fromProvider: string;
+      hopIndex: number;
+      accumulatedCost: number;
+      reason: string;
+    },
+  ): Promise<FailoverTarget | null>;
+  /** The tenant's key for a provider installation; undefined when none is installed or governance is not running. */
+  providerKey(run: RunQuad, provider: string): Promise<string | undefined>;
+}
+
+/** Options of {@link createGovernance}. */
+export interface GovernanceOptions {
+  readonly rpc: RpcClient;
+  readonly logger: Logger;
+  /** Per call, in ms. */
+  readonly timeoutMs: number;
+}
+
+const SERVICE = 'governance';
+
+function callerOf(run: RunQuad): VerifiedIdentity {
+  return { tenant: run.tenant, user: run.user, session: run.session, scopes: [] };
+}
+
+export function createGovernance(options: GovernanceOptions): Governance {
+  const { rpc, logger, timeoutMs } = options;
+  let absent = false;
+
+  /** The answer, or `undefined` when governance is not running; refusals and other failures are thrown. */
+  async function ask(run: RunQuad, endpoint: string, body: unknown): Promise<unknown> {
+    try {
+      const answer = await rpc.call(SERVICE, endpoint, callerOf(run), body, { timeoutMs });
+      if (absent) logger.info({ endpoint }, 'governance is back; LLM calls are governed again');
+      absent = false;
+      return answer;
+    } catch (error) {
+      if (!isServiceError(error)) throw error;
+      if (error.code === 'unavailable' || error.code === 'unimplemented') {
+        if (!absent)
+          logger.warn({ endpoint, code: error.code }, 'governance unavailable; LLM calls proceed un-governed');
+        absent = true;
+        return undefined;
+      }
+      const reason = refusalReasonOf(error.message);
+      if (reason !== undefined) throw new LlmCallRefused(reason, error.message);
+      throw error;
+    }
+  }
+
+  return {
+    async admit(run, call) {
+      const answer = (await ask(run, '_governance.admit_llm_call', {
+        identity: run,
+        model: call.model,
+        ...(call.tier === undefined ? {} : { tier: call.tier }),
+        requested_max_tokens: call.requestedMaxTokens,
+      })) as { tier: string; max_tokens: number; clipped: boolean; wait_ms: number } | undefined;
+      if (answer === undefined)
+        return { governed: false, maxTokens: call.requestedMaxTokens, clipped: false, waitMs: 0 };
+      return {
+        governed: true,
+        tier: answer.tier,
+        maxTokens: answer.max_tokens,
+        clipped: answer.clipped,
+        waitMs: answer.wait_ms,
+      };
+    },
+
+    async recordCost(run, call) {
+      await ask(run, '_governance.record_cost', {
+        identity: run,
+        model: call.model,
+        ...(call.tier === undefined ? {} : { tier: call.tier }),
+        cost_usd: call.costUsd,
+        tokens_in: call.tokensIn,
+        tokens_out: call.tokensOut,
+        call_id: call.callId,
+      });
+    },
+
+    async failover(run, call) {
+      const answer = (await ask(run, '_governance.failover', {
+        identity: run,
+        ...(call.tier === undefined ? {} : { tier: call.tier }),
+        from_provider: call.fromProvider,
+        hop_index: call.hopIndex,
+        accumulated_cost: call.accumulatedCost,
+        reason: call.reason.slice(0, 1024),
+      })) as { provider: FailoverTarget | null } | undefined;
+      return answer?.provider ?? null;
+    },
+
+    async providerKey(run, provider) {
+      try {
+        const answer = (await ask(run, '_governance.provider_key', { tenant: run.tenant, provider })) as
+          { key: string } | undefined;
+        return answer?.key;
+      } catch (error) {
+        if (isServiceError(error) && error.code === 'not_found') return undefined;
+        throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,177 @@
+import type {
+  CompletionRequest,
+  CompletionResult,
+  LlmParameters,
+  LlmProvider,
+  ProviderSettings,
+} from '../providers/provider.ts';
+import { modelOf, providerFor, providerName } from '../providers/select.ts';
+import type { EngineSettings } from './engine-config.ts';
+import type { FailoverTarget, Governance, RunQuad } from './governance.ts';
+
+/**
+ * One governed LLM call of a planner step:
+ *
+ * 1. the previous step's cost is recorded first (so a budget crossed by it
+ *    refuses this call);
+ * 2. `_governance.admit_llm_call` with the model and the requested max
+ *    tokens (`llm_params.max_tokens`, else `LLM_DEFAULT_MAX_TOKENS`); a
+ *    refusal throws `LlmCallRefused`; the admitted (maybe clipped) max tokens
+ *    is what the provider is asked for; a `wait_ms` is slept, a cancellation
+ *    or drain ending the wait (and the step) early;
+ * 3. the provider call; a provider error asks `_governance.failover` for the
+ *    next provider of the tier's chain (its key from
+ *    `_governance.provider_key`), admits again and retries there; the run
+ *    keeps the provider it failed over to for its later steps;
+ * 4. `_governance.record_cost` with `call_id = <run>:<step>:<attempt>`,
+ *    started here and awaited before the next call (or the run's end).
+ */
+
+/** The provider a run calls now, and with which parameters (replaced by a failover). */
+export interface RunLlm {
+  provider: LlmProvider;
+  settings: ProviderSettings;
+  params: LlmParameters;
+}
+
+/** A provider call that failed for a reason of its own (not a cancellation). */
+export class ProviderFailure extends Error {
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'ProviderFailure';
+  }
+}
+
+/** What the call needs from its run. */
+export interface GovernedCallContext {
+  readonly taskId: string;
+  readonly quad: RunQuad;
+  readonly llm: RunLlm;
+  readonly governance: Governance;
+  readonly settings: Pick<EngineSettings, 'defaultMaxTokens' | 'llmPrices' | 'llmApiKey' | 'llmTimeoutMs'>;
+  /** The agent's scripted records, for a scripted provider reached by failover. */
+  readonly script?: readonly Record<string, unknown>[] | undefined;
+  /** True once a hard cancel, a drain or a lost lease interrupted the run. */
+  interrupted(): boolean;
+  /** Sleeps unless the run is cancelled or drained first; false when interrupted. */
+  pauseStep(ms: number): Promise<boolean>;
+  /** Waits for the previous call's cost record. */
+  settleCost(): Promise<void>;
+  /** Keeps this call's cost record to be awaited later. */
+  deferCost(record: Promise<void>): void;
+}
+
+/** Failovers one call may take, whatever the chain says. */
+const MAX_HOPS = 16;
+const PROVIDER_KINDS = new Set(['scripted', 'openai']);
+
+/** The call's cost: the provider's figure, else the price table's (USD per million tokens), else 0. */
+export function costOf(result: CompletionResult, prices: EngineSettings['llmPrices']): number {
+  if (result.costUsd > 0) return result.costUsd;
+  const price = prices[result.model];
+  if (price === undefined) return 0;
+  return (result.usage.input_tokens * price.input + result.usage.output_tokens * price.output) / 1_000_000;
+}
+
+function failedOver(
+  ctx: GovernedCallContext,
+  failed: RunLlm,
+  target: FailoverTarget,
+  apiKey: string | undefined,
+): RunLlm {
+  const settings: ProviderSettings = {
+    kind: target.kind as ProviderSettings['kind'],
+    name: target.name,
+    baseUrl: target.base_url,
+    model: target.model,
+    apiKey,
+    script: target.kind === 'scripted' ? ctx.script : undefined,
+  };
+  const provider = providerFor(settings, { apiKey: ctx.settings.llmApiKey, timeoutMs: ctx.settings.llmTimeoutMs });
+  // The chain entry's model, else the model the run was calling.
+  return {
+    provider,
+    settings,
+    params: { ...failed.params, model: target.model ?? modelOf(failed.settings, failed.params) },
+  };
+}
+
+/**
+ * Runs the call; `undefined` when a cancellation or drain interrupted it.
+ * `request` is everything but the parameters and the signal's owner's.
+ */
+export async function governedCompletion(
+  ctx: GovernedCallContext,
+  request: Omit<CompletionRequest, 'params'>,
+  stepNo: number,
+): Promise<CompletionResult | undefined> {
+  await ctx.settleCost();
+  let llm = ctx.llm;
+  let hop = 0;
+  for (let attempt = 1; ; attempt++) {
+    const model = modelOf(llm.settings, llm.params);
+    const admission = await ctx.governance.admit(ctx.quad, {
+      model,
+      requestedMaxTokens: llm.params.max_tokens ?? ctx.settings.defaultMaxTokens,
+    });
+    if (admission.waitMs > 0 && !(await ctx.pauseStep(admission.waitMs))) return undefined;
+    if (ctx.interrupted()) return undefined;
+    let result: CompletionResult;
+    try {
+      result = await llm.provider.complete({
+        ...request,
+        params: { ...llm.params, model, max_tokens: admission.maxTokens },
+      });
+    } catch (error) {
+      if (ctx.interrupted()) return undefined;
+      const next = await nextProvider(ctx, llm, admission.tier, hop + 1, error);
+      if (next === undefined) throw new ProviderFailure(error);
+      hop = next.hop;
+      llm = next.llm;
+      // The run stays on the provider it failed over to.
+      Object.assign(ctx.llm, next.llm);
+      continue;
+    }
+    const costUsd = costOf(result, ctx.settings.llmPrices);
+    ctx.deferCost(
+      ctx.governance.recordCost(ctx.quad, {
+        model: result.model,
+        tier: admission.tier,
+        costUsd,
+        tokensIn: result.usage.input_tokens,
+        tokensOut: result.usage.output_tokens,
+        callId: `${ctx.taskId}:${stepNo}:${attempt}`,
+      }),
+    );
+    return { ...result, costUsd };
+  }
+}
+
+/** The provider to retry on after `error`, skipping chain entries of a kind this executor cannot call. */
+async function nextProvider(
+  ctx: GovernedCallContext,
+  failed: RunLlm,
+  tier: string | undefined,
+  firstHop: number,
+  error: unknown,
+): Promise<{ llm: RunLlm; hop: number } | undefined> {
+  let from = providerName(failed.settings);
+  let reason = error instanceof Error ? error.message : String(error);
+  for (let hop = firstHop; hop <= MAX_HOPS; hop++) {
+    const target = await ctx.governance.failover(ctx.quad, {
+      tier,
+      fromProvider: from,
+      hopIndex: hop,
+      accumulatedCost: 0,
+      reason,
+    });
+    if (target === null) return undefined;
+    if (PROVIDER_KINDS.has(target.kind)) {
+      const key = target.kind === 'openai' ? await ctx.governance.providerKey(ctx.quad, target.name) : undefined;
+      return { llm: failedOver(ctx, failed, target, key), hop };
+    }
+    from = target.name;
+    reason = `provider kind ${target.kind} is not supported by this executor`;
+  }
+  return undefined;
+}

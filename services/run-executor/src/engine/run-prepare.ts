@@ -1,0 +1,127 @@
+import { providerFor, providerName } from '../providers/select.ts';
+import { recordedConfigOf } from '../store/task-config.repository.ts';
+import { toAgentRunConfig } from './agent-config.ts';
+import type { AgentRunConfig, EffectiveConfigRecord } from './agent-config.ts';
+import { dispositionEventId, dispositionPayload, planInputArtifacts } from './dispositions.ts';
+import type { GovernedCallContext } from './llm-call.ts';
+import { historyMessages } from './planner.ts';
+import { occurredAt } from './run-events.ts';
+import { ownerIdentity } from './run-finish.ts';
+import type { RunLoop } from './run-loop.ts';
+import { applyRunOverrides } from './run-overrides.ts';
+
+/**
+ * What a claimed run's steps share, fetched in parallel where independent:
+ *
+ * 1. the effective configuration — resolved at the first claim
+ *    (agent-registry `_agent.effective_config`, then the session's run
+ *    overrides) and recorded on the task; a redelivered run loads the
+ *    recorded one — with the session's turns and the caller's memory;
+ * 2. then the provider's key (governance), the input artifacts'
+ *    dispositions (and inline contents), and the record of a fresh
+ *    configuration.
+ *
+ * The dispositions are published once, before the first planner step
+ * (fixed event ids: a redelivery before the first checkpoint publishes them
+ * again and the stream drops the copies).
+ */
+export async function prepareRun(run: RunLoop): Promise<void> {
+  const { runStates, memory, settings } = run.deps;
+  const quad = run.events.quad;
+  const [{ effective, fresh }, turns, memoryText] = await Promise.all([
+    effectiveConfig(run),
+    runStates.sessionTurns(run.owner),
+    memory.blocks(quad),
+  ]);
+  const agent = toAgentRunConfig(effective);
+  run.effective = effective;
+  run.agent = agent;
+  run.history = historyMessages(turns, run.taskId);
+  run.memoryText = memoryText;
+  expose(run, agent);
+  const [apiKey, artifacts] = await Promise.all([
+    providerKey(run, agent),
+    planInputArtifacts(
+      run.task.input_artifacts ?? [],
+      {
+        agentDefault: agent.defaultDisposition,
+        exposedTools: new Set(run.exposed.keys()),
+        inlineMaxBytes: settings.inlineArtifactMaxBytes,
+      },
+      run.deps.artifacts,
+      run.owner,
+    ),
+    fresh ? run.deps.taskConfigs.record(run.taskId, run.owner, effective) : undefined,
+  ]);
+  run.artifactsText = artifacts.prompt;
+  if (run.state.step === 0) {
+    const at = occurredAt();
+    for (const d of artifacts.resolved) {
+      const eventId = dispositionEventId(run.taskId, d.artifact_id);
+      run.events.emit('task.input_disposition.resolved', dispositionPayload(quad, d, at), eventId);
+    }
+  }
+  const providerSettings = apiKey === undefined ? agent.provider : { ...agent.provider, apiKey };
+  run.llm = {
+    provider: providerFor(providerSettings, { apiKey: settings.llmApiKey, timeoutMs: settings.llmTimeoutMs }),
+    settings: providerSettings,
+    params: agent.params,
+  };
+  run.call = callContext(run);
+}
+
+/** Asks for the caller's memory again (after the run wrote some). */
+export async function refreshMemory(run: RunLoop): Promise<void> {
+  run.memoryStale = false;
+  run.memoryText = await run.deps.memory.blocks(run.events.quad);
+}
+
+/** The configuration recorded at the run's first claim, else a fresh resolution (`fresh`: to be recorded). */
+async function effectiveConfig(run: RunLoop): Promise<{ effective: EffectiveConfigRecord; fresh: boolean }> {
+  const recorded = recordedConfigOf(run.task);
+  if (recorded !== undefined) {
+    const loaded = await run.deps.taskConfigs.load(run.owner, recorded);
+    if (loaded !== null) return { effective: loaded, fresh: false };
+    run.log.warn({ contentHash: recorded.content_hash }, 'recorded run configuration not found; resolving again');
+  }
+  return { effective: await resolveConfig(run), fresh: recorded === undefined };
+}
+
+/** The effective configuration from agent-registry, with the session's run overrides applied. */
+async function resolveConfig(run: RunLoop): Promise<EffectiveConfigRecord> {
+  const { agents, runOverrides, settings } = run.deps;
+  const [resolved, overrides] = await Promise.all([
+    agents.resolve(ownerIdentity(run.task), run.task.agent_id ?? settings.defaultAgentId),
+    runOverrides.get(run.owner),
+  ]);
+  return applyRunOverrides(resolved, overrides.overrides);
+}
+
+/** The tools of the agent's exposure, minus disabled sources (`builtin` hides every built-in tool). */
+function expose(run: RunLoop, agent: AgentRunConfig): void {
+  const disabled = new Set(agent.sourceDisables);
+  const exposed = run.deps.tools.exposed(agent.toolExposure).filter((t) => !disabled.has(t.transport));
+  run.exposed = new Map(exposed.map((t) => [t.name, t]));
+  run.specs = run.deps.tools.specs(exposed);
+}
+
+/** An openai provider's key: the tenant's, installed in governance under the provider's name. */
+async function providerKey(run: RunLoop, agent: AgentRunConfig): Promise<string | undefined> {
+  if (agent.provider.kind !== 'openai' || agent.provider.apiKey !== undefined) return undefined;
+  return run.deps.governance.providerKey(run.events.quad, providerName(agent.provider));
+}
+
+function callContext(run: RunLoop): GovernedCallContext {
+  return {
+    taskId: run.taskId,
+    quad: run.events.quad,
+    llm: run.llm,
+    governance: run.deps.governance,
+    settings: run.deps.settings,
+    script: run.agent.provider.script,
+    interrupted: () => run.interrupted,
+    pauseStep: (ms) => run.pauseStep(ms),
+    settleCost: () => run.pendingCost,
+    deferCost: (record) => run.deferCost(record),
+  };
+}

@@ -1,0 +1,189 @@
+import { z } from 'zod';
+import { isServiceError, MemoryKey, MimeType } from '@ars/contracts';
+import type { ApprovalPolicy, VerifiedIdentity } from '@ars/contracts';
+import type { RpcClient } from '@ars/bus';
+import { isTextual } from './artifact-io.ts';
+import type { ArtifactIo } from './artifact-io.ts';
+import { ToolError } from './tool.ts';
+import type { ToolDefinition, ToolOwner } from './tool.ts';
+
+/**
+ * Built-in tools over the other services, acting as the run's owner (no
+ * scopes): caller memory (`_memory.caller_read` / `_memory.caller_write`)
+ * and artifacts (the streaming transfer protocol, see `artifact-io.ts`).
+ *
+ * Side-effect classes: `memory_read` and `artifact_read` are read-only;
+ * `memory_write` is idempotent (writing the same value to the same key
+ * again leaves the same memory); `artifact_write` is unsafe: every
+ * `artifacts.put` mints a new artifact id, so a repeated call would store a
+ * second artifact — it is never retried and never repeated after a crash
+ * (an interrupted call fails the run `tool_outcome_unknown`).
+ */
+
+/** Names of the service tools (the engine refreshes the prompt's memory after a `memory_write`). */
+export const SERVICE_TOOL_NAMES = {
+  memoryRead: 'memory_read',
+  memoryWrite: 'memory_write',
+  artifactRead: 'artifact_read',
+  artifactWrite: 'artifact_write',
+} as const;
+
+/** Options of {@link createServiceTools}. */
+export interface ServiceToolOptions {
+  readonly rpc: RpcClient;
+  readonly artifacts: ArtifactIo;
+  /** Per RPC, in ms. */
+  readonly timeoutMs: number;
+  /** Most bytes `artifact_read` returns (its `max_bytes` is capped to it). */
+  readonly readMaxBytes: number;
+  /** Largest artifact `artifact_write` stores, in bytes. */
+  readonly writeMaxBytes: number;
+}
+
+const NEVER: ApprovalPolicy = { mode: 'never', on_timeout: 'reject' };
+const TAGS = ['builtin', 'service'];
+const DEFAULT_READ_BYTES = 8_192;
+
+function identityOf(owner: ToolOwner): VerifiedIdentity {
+  return { tenant: owner.tenant, user: owner.user, session: owner.session, scopes: [] };
+}
+
+/** A service's refusal as a tool failure: unreachable or slow is transient (retried per policy), anything else permanent. */
+function toToolError(error: unknown): ToolError {
+  if (isServiceError(error)) {
+    const transient = error.code === 'unavailable' || error.code === 'timeout';
+    return new ToolError(transient ? 'transient' : 'permanent', `${error.code}: ${error.message}`, { cause: error });
+  }
+  if (error instanceof ToolError) return error;
+  return new ToolError('permanent', error instanceof Error ? error.message : String(error), { cause: error });
+}
+
+async function calling<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    throw toToolError(error);
+  }
+}
+
+export function createServiceTools(options: ServiceToolOptions): ToolDefinition[] {
+  const { rpc, artifacts, timeoutMs } = options;
+  const call = (service: string, endpoint: string, owner: ToolOwner, body: unknown) =>
+    calling(() => rpc.call(service, endpoint, identityOf(owner), body, { timeoutMs }));
+
+  const memoryRead: ToolDefinition = {
+    name: SERVICE_TOOL_NAMES.memoryRead,
+    description:
+      "Reads one key of the caller's memory (the caller's own entry, else the tenant's). Returns the item as JSON, or null.",
+    transport: 'builtin',
+    sideEffect: 'read_only',
+    retry: { maxAttempts: 2, backoffMs: 50 },
+    approval: NEVER,
+    tags: [...TAGS, 'memory'],
+    args: z.strictObject({ key: MemoryKey }),
+    async run(args, context) {
+      const answer = (await call('memory', '_memory.caller_read', context.owner, {
+        ...context.owner,
+        key: args.key,
+      })) as {
+        item: { key: string; tier: string; value: unknown; version: number } | null;
+      };
+      const item = answer.item;
+      return JSON.stringify(
+        item === null ? null : { key: item.key, tier: item.tier, value: item.value, version: item.version },
+      );
+    },
+  };
+
+  const memoryWrite: ToolDefinition = {
+    name: SERVICE_TOOL_NAMES.memoryWrite,
+    description: "Writes one key of the caller's own memory (any JSON value); later runs of the caller see it.",
+    transport: 'builtin',
+    sideEffect: 'idempotent',
+    retry: { maxAttempts: 3, backoffMs: 50 },
+    approval: NEVER,
+    tags: [...TAGS, 'memory'],
+    args: z.strictObject({ key: MemoryKey, value: z.json() }),
+    async run(args, context) {
+      const answer = (await call('memory', '_memory.caller_write', context.owner, {
+        ...context.owner,
+        key: args.key,
+        value: args.value,
+      })) as { item: { key: string; version: number } };
+      return JSON.stringify({ key: answer.item.key, version: answer.item.version, written: true });
+    },
+  };
+
+  const artifactRead: ToolDefinition = {
+    name: SERVICE_TOOL_NAMES.artifactRead,
+    description: `Reads an artifact the caller may read: metadata and up to max_bytes (default ${DEFAULT_READ_BYTES}, at most ${options.readMaxBytes}) of content, UTF-8 for text types, else base64.`,
+    transport: 'builtin',
+    sideEffect: 'read_only',
+    retry: { maxAttempts: 2, backoffMs: 50 },
+    approval: NEVER,
+    tags: [...TAGS, 'artifact'],
+    args: z.strictObject({
+      artifact_id: z.string().min(1).max(256),
+      max_bytes: z.int().min(1).max(options.readMaxBytes).optional(),
+    }),
+    async run(args, context) {
+      const maxBytes = (args.max_bytes as number | undefined) ?? Math.min(DEFAULT_READ_BYTES, options.readMaxBytes);
+      const read = await calling(() => artifacts.read(context.owner, args.artifact_id as string, maxBytes));
+      const text = isTextual(read.artifact.mime_type);
+      return JSON.stringify({
+        artifact_id: read.artifact.artifact_id,
+        mime_type: read.artifact.mime_type,
+        size_bytes: read.artifact.size_bytes,
+        ...(read.artifact.name === undefined ? {} : { name: read.artifact.name }),
+        encoding: text ? 'utf8' : 'base64',
+        truncated: read.truncated,
+        content: Buffer.from(read.bytes).toString(text ? 'utf8' : 'base64'),
+      });
+    },
+  };
+
+  const artifactWrite: ToolDefinition = {
+    name: SERVICE_TOOL_NAMES.artifactWrite,
+    description:
+      'Stores a new artifact in the caller\'s session (content as UTF-8 text, or base64 with encoding "base64"); returns its id.',
+    transport: 'builtin',
+    sideEffect: 'unsafe',
+    retry: { maxAttempts: 1, backoffMs: 0 },
+    approval: NEVER,
+    tags: [...TAGS, 'artifact', 'unsafe'],
+    args: z.strictObject({
+      content: z.string().max(options.writeMaxBytes * 2),
+      encoding: z.enum(['utf8', 'base64']).default('utf8'),
+      mime_type: MimeType.default('text/plain'),
+      name: z.string().min(1).max(255).optional(),
+      namespace: z.string().min(1).max(256).default('run'),
+    }),
+    async run(args, context) {
+      const bytes = Buffer.from(args.content as string, args.encoding as 'utf8' | 'base64');
+      if (bytes.length > options.writeMaxBytes) {
+        throw new ToolError(
+          'permanent',
+          `content is ${bytes.length} bytes; artifact_write stores at most ${options.writeMaxBytes}`,
+        );
+      }
+      const stored = await calling(() =>
+        artifacts.write(context.owner, {
+          bytes,
+          mimeType: args.mime_type as string,
+          name: args.name as string | undefined,
+          namespace: args.namespace as string,
+          source: `tool:${SERVICE_TOOL_NAMES.artifactWrite}`,
+        }),
+      );
+      return JSON.stringify({
+        artifact_id: stored.artifact_id,
+        mime_type: stored.mime_type,
+        size_bytes: stored.size_bytes,
+        checksum: stored.checksum,
+        ...(stored.name === undefined ? {} : { name: stored.name }),
+      });
+    },
+  };
+
+  return [memoryRead, memoryWrite, artifactRead, artifactWrite];
+}

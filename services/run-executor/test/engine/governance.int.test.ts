@@ -1,0 +1,214 @@
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
+import { newCaller } from './harness.ts';
+import { startSystemHarness } from './system-harness.ts';
+import type { SystemHarness } from './system-harness.ts';
+
+/**
+ * Governance around every LLM call, with the real governance and
+ * agent-registry services: budgets, the max-tokens cap, rate-limit waits,
+ * model allow-lists and provider failover change what a run does.
+ */
+
+const ofType = (events: readonly EventFrame[], type: string) => events.filter((e) => e.type === type);
+
+/** A chat-completions server that always fails with 503 (asking the SDK to retry at once), recording each request's key. */
+function startFailingProvider(): Promise<{ server: Server; url: string; keys: string[] }> {
+  const keys: string[] = [];
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    keys.push(String(req.headers.authorization ?? ''));
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(503, { 'content-type': 'application/json', 'retry-after-ms': '1' });
+      res.end(JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } }));
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, keys }),
+    ),
+  );
+}
+
+describe('governance around LLM calls', () => {
+  let h: SystemHarness;
+  let failing: Awaited<ReturnType<typeof startFailingProvider>>;
+  const admin: VerifiedIdentity = { tenant: 'ops', user: 'root', session: 'console', scopes: ['admin'] };
+
+  async function setPosture(tier: Record<string, unknown>): Promise<void> {
+    await h.call(
+      'governance',
+      'governance.set_posture',
+      { default_tier: 'standard', tiers: [{ name: 'standard', ...tier }] },
+      admin,
+    );
+  }
+
+  beforeAll(async () => {
+    failing = await startFailingProvider();
+    h = await startSystemHarness(['governance', 'agent-registry']);
+    await setPosture({
+      models: ['scripted', 'test-model'],
+      budget: { ceiling: 1, currency: 'USD', period: 'total' },
+      max_tokens: 500,
+      max_tokens_policy: 'clip',
+      rate_limit: { capacity: 3, refill_tokens: 1, refill_every_ms: 1_000, on_limit: 'wait', max_wait_ms: 10_000 },
+      failover: [
+        { name: 'primary', kind: 'openai', base_url: failing.url },
+        { name: 'backup', kind: 'scripted' },
+      ],
+    });
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+    await new Promise((resolve) => failing?.server.close(resolve));
+  });
+
+  it('stops further calls once the budget is crossed and fails the run with budget_exceeded, without retrying it', async () => {
+    const caller = newCaller();
+    const { taskId, watch } = await h.run(caller, { query: '#script cost:0.6;tool:echo{};tool:echo{};finish:never' });
+    const events = watch.events;
+    expect(ofType(events, 'llm.cost.recorded').map((e) => (e.payload.Cost as { total: number }).total)).toEqual([
+      0.6, 0.6,
+    ]);
+    expect(ofType(events, 'planner.decision')).toHaveLength(2);
+    expect(ofType(events, 'governance.budget_exceeded').map((e) => e.payload)).toEqual([
+      expect.objectContaining({ Tier: 'standard', Model: 'scripted', Ceiling: 1, Currency: 'USD', TotalCost: 1.2 }),
+    ]);
+    expect(
+      events
+        .filter((e) => e.type.startsWith('task.') && e.type !== 'task.spawned' && e.type !== 'task.started')
+        .map((e) => e.payload),
+    ).toEqual([{ TaskID: taskId, ErrorCode: 'budget_exceeded' }]);
+    expect(await h.tasks.getTask(taskId)).toMatchObject({
+      status: 'failed',
+      error_code: 'budget_exceeded',
+      cost_usd: 1.2,
+    });
+
+    // The tenant's next run is refused at its first call.
+    const next = await h.run(caller, { query: '#script finish:never' });
+    expect(ofType(next.watch.events, 'planner.decision')).toHaveLength(0);
+    expect(next.watch.events.at(-1)?.payload).toEqual({ TaskID: next.taskId, ErrorCode: 'budget_exceeded' });
+  });
+
+  it('clips the max tokens the provider is asked for to the tier cap', async () => {
+    const caller = newCaller();
+    await h.call('run-executor', 'runs.set_overrides', { overrides: { max_tokens: 2000 } }, caller);
+    const { watch } = await h.run(caller, { query: '#script inspect' });
+    const seen = JSON.parse(String(ofType(watch.events, 'planner.decision')[0]?.payload.ReasoningTrace)) as {
+      params: { max_tokens: number };
+    };
+    expect(seen.params.max_tokens).toBe(500);
+    expect(ofType(watch.events, 'governance.maxtokens_exceeded').map((e) => e.payload)).toEqual([
+      expect.objectContaining({ Tier: 'standard', Model: 'scripted', Requested: 2000, Cap: 500 }),
+    ]);
+  });
+
+  it('fails a run whose model the tier does not allow with model_not_allowed', async () => {
+    const caller = newCaller();
+    await h.call('run-executor', 'runs.set_overrides', { overrides: { model: 'forbidden-model' } }, caller);
+    const { taskId, watch } = await h.run(caller, { query: '#script finish:never' });
+    expect(ofType(watch.events, 'planner.decision')).toHaveLength(0);
+    expect(watch.events.at(-1)?.payload).toEqual({ TaskID: taskId, ErrorCode: 'model_not_allowed' });
+  });
+
+  it('waits out a rate limit (wait policy) and completes', async () => {
+    const caller = newCaller();
+    const started = Date.now();
+    const { watch } = await h.run(caller, {
+      query: '#script tool:echo{};tool:echo{};tool:echo{};tool:echo{};finish:done',
+    });
+    expect(watch.events.at(-1)?.type).toBe('task.completed');
+    const limited = ofType(watch.events, 'governance.rate_limited');
+    expect(limited.length).toBeGreaterThanOrEqual(1);
+    expect(limited[0]?.payload).toMatchObject({
+      Tier: 'standard',
+      Model: 'scripted',
+      Capacity: 3,
+      RefillTokens: 1,
+      RefillEvery: 1_000_000_000,
+    });
+    // Five calls through a bucket of three refilled one a second: two refills waited for.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+    expect(ofType(watch.events, 'planner.decision')).toHaveLength(5);
+  });
+
+  it('fails over to the next provider of the chain on a provider error, with the tenant key for the first', async () => {
+    const caller = newCaller();
+    const callerAdmin = { ...caller, scopes: ['admin'] };
+    await h.call(
+      'governance',
+      'governance.rotate_key',
+      { provider: 'primary', key: 'sk-primary-test-key-000' },
+      callerAdmin,
+    );
+    await h.call(
+      'agent-registry',
+      'agent_config.set_revision',
+      {
+        agent_id: 'oai',
+        config: {
+          llm_provider: { provider_name: 'primary', provider: 'openai', base_url: failing.url, model: 'test-model' },
+        },
+      },
+      callerAdmin,
+    );
+    const before = failing.keys.length;
+    const { watch } = await h.run(caller, { query: '#script tool:echo{};finish:served by backup', agent_id: 'oai' });
+    expect(watch.events.at(-1)?.type).toBe('task.completed');
+    expect(ofType(watch.events, 'governance.failover').map((e) => e.payload)).toEqual([
+      {
+        Identity: { tenant: caller.tenant, user: caller.user, session: caller.session, run: watch.events[0]?.run },
+        FromProvider: 'primary',
+        ToProvider: 'backup',
+        HopIndex: 1,
+        AccumCostUSD: 0,
+        Reason: expect.any(String),
+      },
+    ]);
+    // One call to the primary (the SDK retries a 503 once), none for the second step: the run stays on the backup.
+    const hits = failing.keys.slice(before);
+    expect(hits).toEqual(['Bearer sk-primary-test-key-000', 'Bearer sk-primary-test-key-000']);
+    expect(ofType(watch.events, 'planner.decision')).toHaveLength(2);
+    expect(ofType(watch.events, 'llm.cost.recorded').map((e) => e.payload.Model)).toEqual(['test-model', 'test-model']);
+  });
+
+  describe('a long rate-limit wait', () => {
+    beforeAll(async () => {
+      await setPosture({
+        rate_limit: { capacity: 1, refill_tokens: 1, refill_every_ms: 60_000, on_limit: 'wait', max_wait_ms: 120_000 },
+      });
+    });
+
+    it('ends at once when the run is cancelled, without calling the provider', async () => {
+      const caller = newCaller();
+      const { taskId, watch } = await h.start(caller, { query: '#script tool:echo{};finish:never' });
+      await watch.until((e) => e.type === 'governance.rate_limited');
+      const asked = Date.now();
+      await h.call('run-executor', 'cancel', { identity: { run: taskId } }, caller);
+      const terminal = await watch.terminal();
+      watch.stop();
+      expect(terminal.type).toBe('task.cancelled');
+      expect(Date.now() - asked).toBeLessThan(5_000);
+      expect(ofType(watch.events, 'planner.decision')).toHaveLength(1);
+    });
+  });
+
+  describe('governance not running', () => {
+    beforeAll(async () => {
+      await h.peers.stop();
+    });
+
+    it('lets runs proceed un-governed', async () => {
+      const caller = newCaller();
+      const { watch } = await h.run(caller, { query: '#script cost:5;tool:echo{};finish:fine' });
+      expect(watch.events.at(-1)?.type).toBe('task.completed');
+      expect(watch.events.some((e) => e.type.startsWith('governance.'))).toBe(false);
+    });
+  });
+});

@@ -1,0 +1,113 @@
+import { describe, expect, it, vi } from 'vitest';
+import { ServiceError } from '@ars/contracts';
+import type { RpcClient } from '@ars/bus';
+import type { Logger } from '@ars/telemetry';
+import { createGovernance, LlmCallRefused, refusalReasonOf } from '../../src/engine/governance.ts';
+
+const run = { tenant: 't', user: 'u', session: 's', run: 'r' };
+
+function fakeRpc(answer: (endpoint: string, body: unknown) => unknown): RpcClient & { calls: [string, unknown][] } {
+  const calls: [string, unknown][] = [];
+  return {
+    calls,
+    call: async (_service: string, endpoint: string, _identity: unknown, body: unknown) => {
+      calls.push([endpoint, body]);
+      return answer(endpoint, body);
+    },
+  } as unknown as RpcClient & { calls: [string, unknown][] };
+}
+
+function fakeLogger() {
+  return { warn: vi.fn(), info: vi.fn() } as unknown as Logger & { warn: ReturnType<typeof vi.fn> };
+}
+
+describe('governance client', () => {
+  it('reads the refusal reason from the message prefix', () => {
+    expect(refusalReasonOf('budget_exceeded: spent 1.2 of 1')).toBe('budget_exceeded');
+    expect(refusalReasonOf('invalid _governance.admit_llm_call request: model')).toBeUndefined();
+  });
+
+  it('admits as asked, records nothing and fails over nowhere while governance is not running, warning once', async () => {
+    const logger = fakeLogger();
+    const rpc = fakeRpc(() => {
+      throw new ServiceError('unavailable', 'no responders');
+    });
+    const governance = createGovernance({ rpc, logger, timeoutMs: 100 });
+    await expect(governance.admit(run, { model: 'm', requestedMaxTokens: 99 })).resolves.toEqual({
+      governed: false,
+      maxTokens: 99,
+      clipped: false,
+      waitMs: 0,
+    });
+    await governance.recordCost(run, { model: 'm', costUsd: 1, tokensIn: 1, tokensOut: 1, callId: 'r:1:1' });
+    await expect(
+      governance.failover(run, { fromProvider: 'p', hopIndex: 1, accumulatedCost: 0, reason: 'x' }),
+    ).resolves.toBeNull();
+    await expect(governance.providerKey(run, 'p')).resolves.toBeUndefined();
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+  });
+
+  it('throws a refusal as LlmCallRefused with its reason', async () => {
+    const rpc = fakeRpc(() => {
+      throw new ServiceError('rate_limited', 'budget_exceeded: tier "standard" spent 1.2 of 1 USD');
+    });
+    const refused = await createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 })
+      .admit(run, { model: 'm', requestedMaxTokens: 1 })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(LlmCallRefused);
+    expect((refused as LlmCallRefused).reason).toBe('budget_exceeded');
+  });
+
+  it('throws a timeout (the run is retried later, not run un-governed)', async () => {
+    const rpc = fakeRpc(() => {
+      throw new ServiceError('timeout', 'no answer');
+    });
+    await expect(
+      createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 }).admit(run, { model: 'm', requestedMaxTokens: 1 }),
+    ).rejects.toMatchObject({ code: 'timeout' });
+  });
+
+  it('sends the bodies the internal endpoints expect', async () => {
+    const rpc = fakeRpc((endpoint) =>
+      endpoint === '_governance.admit_llm_call'
+        ? { allowed: true, tier: 'standard', model: 'm', max_tokens: 10, clipped: true, wait_ms: 5 }
+        : endpoint === '_governance.provider_key'
+          ? { key: 'sk-1' }
+          : {},
+    );
+    const governance = createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 });
+    await expect(governance.admit(run, { model: 'm', requestedMaxTokens: 99 })).resolves.toEqual({
+      governed: true,
+      tier: 'standard',
+      maxTokens: 10,
+      clipped: true,
+      waitMs: 5,
+    });
+    await governance.recordCost(run, {
+      model: 'm',
+      tier: 'standard',
+      costUsd: 0.5,
+      tokensIn: 3,
+      tokensOut: 4,
+      callId: 'r:2:1',
+    });
+    await expect(governance.providerKey(run, 'p')).resolves.toBe('sk-1');
+    expect(rpc.calls).toEqual([
+      ['_governance.admit_llm_call', { identity: run, model: 'm', requested_max_tokens: 99 }],
+      [
+        '_governance.record_cost',
+        { identity: run, model: 'm', tier: 'standard', cost_usd: 0.5, tokens_in: 3, tokens_out: 4, call_id: 'r:2:1' },
+      ],
+      ['_governance.provider_key', { tenant: 't', provider: 'p' }],
+    ]);
+  });
+
+  it('answers no key when the tenant installed none', async () => {
+    const rpc = fakeRpc(() => {
+      throw new ServiceError('not_found', 'no key');
+    });
+    await expect(
+      createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 }).providerKey(run, 'p'),
+    ).resolves.toBeUndefined();
+  });
+});

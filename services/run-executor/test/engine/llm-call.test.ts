@@ -1,0 +1,204 @@
+import { describe, expect, it } from 'vitest';
+import type { Admission, FailoverTarget, Governance } from '../../src/engine/governance.ts';
+import { LlmCallRefused } from '../../src/engine/governance.ts';
+import { costOf, governedCompletion, ProviderFailure } from '../../src/engine/llm-call.ts';
+import type { GovernedCallContext, RunLlm } from '../../src/engine/llm-call.ts';
+import type { CompletionRequest, CompletionResult, LlmProvider } from '../../src/providers/provider.ts';
+
+const quad = { tenant: 't', user: 'u', session: 's', run: 'r' };
+
+function result(model: string, costUsd = 0): CompletionResult {
+  return {
+    decision: { kind: 'finish', answer: 'ok' },
+    reasoning: '',
+    model,
+    usage: { input_tokens: 1000, output_tokens: 500 },
+    costUsd,
+    contextWindowTokens: 0,
+  };
+}
+
+function provider(
+  behaviour: (request: CompletionRequest) => CompletionResult,
+): LlmProvider & { seen: CompletionRequest[] } {
+  const seen: CompletionRequest[] = [];
+  return {
+    kind: 'fake',
+    seen,
+    complete: async (request) => {
+      seen.push(request);
+      return behaviour(request);
+    },
+  };
+}
+
+interface FakeGovernance extends Governance {
+  readonly admitted: { model: string; requestedMaxTokens: number }[];
+  readonly costs: unknown[];
+  readonly failovers: unknown[];
+}
+
+function fakeGovernance(options: {
+  admission?: Partial<Admission>;
+  refuse?: LlmCallRefused;
+  chain?: FailoverTarget[];
+}): FakeGovernance {
+  const admitted: FakeGovernance['admitted'] = [];
+  const costs: unknown[] = [];
+  const failovers: unknown[] = [];
+  return {
+    admitted,
+    costs,
+    failovers,
+    async admit(_run, call) {
+      admitted.push(call);
+      if (options.refuse !== undefined) throw options.refuse;
+      return {
+        governed: true,
+        tier: 'standard',
+        maxTokens: call.requestedMaxTokens,
+        clipped: false,
+        waitMs: 0,
+        ...options.admission,
+      };
+    },
+    async recordCost(_run, call) {
+      costs.push(call);
+    },
+    async failover(_run, call) {
+      failovers.push(call);
+      return options.chain?.[call.hopIndex - 1] ?? null;
+    },
+    async providerKey() {
+      return 'sk-next';
+    },
+  };
+}
+
+function context(llm: RunLlm, governance: Governance, overrides: Partial<GovernedCallContext> = {}) {
+  const deferred: Promise<void>[] = [];
+  const ctx: GovernedCallContext & { deferred: Promise<void>[] } = {
+    taskId: 'r',
+    quad,
+    llm,
+    governance,
+    settings: { defaultMaxTokens: 4096, llmPrices: {}, llmApiKey: undefined, llmTimeoutMs: 1000 },
+    interrupted: () => false,
+    pauseStep: async () => true,
+    settleCost: async () => undefined,
+    deferCost: (record) => void deferred.push(record),
+    deferred,
+    ...overrides,
+  };
+  return ctx;
+}
+
+const request: Omit<CompletionRequest, 'params'> = {
+  taskId: 'r',
+  step: 0,
+  query: '#script finish:ok',
+  goal: '#script finish:ok',
+  system: '',
+  messages: [],
+  tools: [],
+  signal: new AbortController().signal,
+  onChunk: () => undefined,
+};
+
+describe('a governed LLM call', () => {
+  it('asks the provider for the admitted (clipped) max tokens and records the cost with call id run:step:attempt', async () => {
+    const p = provider(() => result('m1', 0.25));
+    const governance = fakeGovernance({ admission: { maxTokens: 500, clipped: true } });
+    const ctx = context(
+      { provider: p, settings: { kind: 'scripted' }, params: { model: 'm1', max_tokens: 2000 } },
+      governance,
+    );
+    await expect(governedCompletion(ctx, request, 3)).resolves.toMatchObject({ costUsd: 0.25 });
+    expect(governance.admitted).toEqual([{ model: 'm1', requestedMaxTokens: 2000 }]);
+    expect(p.seen[0]?.params).toMatchObject({ model: 'm1', max_tokens: 500 });
+    await Promise.all(ctx.deferred);
+    expect(governance.costs).toEqual([
+      { model: 'm1', tier: 'standard', costUsd: 0.25, tokensIn: 1000, tokensOut: 500, callId: 'r:3:1' },
+    ]);
+  });
+
+  it('asks for LLM_DEFAULT_MAX_TOKENS when the run sets none', async () => {
+    const governance = fakeGovernance({});
+    const ctx = context(
+      { provider: provider(() => result('scripted')), settings: { kind: 'scripted' }, params: {} },
+      governance,
+    );
+    await governedCompletion(ctx, request, 1);
+    expect(governance.admitted).toEqual([{ model: 'scripted', requestedMaxTokens: 4096 }]);
+  });
+
+  it('waits the admitted wait_ms first, and gives up the call when the wait is interrupted', async () => {
+    const p = provider(() => result('m'));
+    const waits: number[] = [];
+    const ctx = context(
+      { provider: p, settings: { kind: 'scripted' }, params: {} },
+      fakeGovernance({ admission: { waitMs: 750 } }),
+      {
+        pauseStep: async (ms) => {
+          waits.push(ms);
+          return false;
+        },
+      },
+    );
+    await expect(governedCompletion(ctx, request, 1)).resolves.toBeUndefined();
+    expect(waits).toEqual([750]);
+    expect(p.seen).toHaveLength(0);
+  });
+
+  it('lets a refusal through without calling the provider', async () => {
+    const p = provider(() => result('m'));
+    const refusal = new LlmCallRefused('budget_exceeded', 'budget_exceeded: spent');
+    const ctx = context(
+      { provider: p, settings: { kind: 'scripted' }, params: {} },
+      fakeGovernance({ refuse: refusal }),
+    );
+    await expect(governedCompletion(ctx, request, 1)).rejects.toBe(refusal);
+    expect(p.seen).toHaveLength(0);
+  });
+
+  it('fails over on a provider error, skipping chain entries of unknown kinds, and stays on the new provider', async () => {
+    const failing = provider(() => {
+      throw new Error('503 overloaded');
+    });
+    const governance = fakeGovernance({
+      chain: [
+        { name: 'exotic', kind: 'carrier-pigeon' },
+        { name: 'backup', kind: 'scripted' },
+      ],
+    });
+    const llm: RunLlm = {
+      provider: failing,
+      settings: { kind: 'openai', name: 'primary', model: 'gpt-x' },
+      params: {},
+    };
+    const ctx = context(llm, governance);
+    await expect(governedCompletion(ctx, request, 2)).resolves.toMatchObject({ model: 'gpt-x' });
+    expect(governance.failovers).toEqual([
+      { tier: 'standard', fromProvider: 'primary', hopIndex: 1, accumulatedCost: 0, reason: '503 overloaded' },
+      expect.objectContaining({ fromProvider: 'exotic', hopIndex: 2 }),
+    ]);
+    expect(governance.admitted.map((a) => a.model)).toEqual(['gpt-x', 'gpt-x']);
+    expect(ctx.llm.settings).toMatchObject({ kind: 'scripted', name: 'backup' });
+    await Promise.all(ctx.deferred);
+    expect(governance.costs).toEqual([expect.objectContaining({ callId: 'r:2:2' })]);
+  });
+
+  it('fails with ProviderFailure when the chain has nothing left', async () => {
+    const failing = provider(() => {
+      throw new Error('boom');
+    });
+    const ctx = context({ provider: failing, settings: { kind: 'scripted' }, params: {} }, fakeGovernance({}));
+    await expect(governedCompletion(ctx, request, 1)).rejects.toBeInstanceOf(ProviderFailure);
+  });
+
+  it("prices a call whose provider reports no cost from the price table's per-million rates", () => {
+    expect(costOf(result('m'), { m: { input: 2, output: 10 } })).toBeCloseTo(0.007);
+    expect(costOf(result('m', 0.5), { m: { input: 2, output: 10 } })).toBe(0.5);
+    expect(costOf(result('other'), { m: { input: 2, output: 10 } })).toBe(0);
+  });
+});
