@@ -47,7 +47,7 @@ function readReply(data: Uint8Array): void {
 }
 
 /** Sends the envelope to the run's live inbox and waits for its acknowledgement. */
-async function deliver(deps: ApiDeps, taskId: string, envelope: ControlEnvelope): Promise<void> {
+export async function deliver(deps: ApiDeps, taskId: string, envelope: ControlEnvelope): Promise<void> {
   const h = headers();
   injectTraceContext((key, value) => h.set(key, value));
   let data: Uint8Array;
