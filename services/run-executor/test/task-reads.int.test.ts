@@ -99,12 +99,17 @@ describe('tasks.get and tasks.list', () => {
       });
     });
 
-    it('lets the owner read from another session and an admin from any tenant', async () => {
+    it("answers the owner's other session not_found: reads filter by the full triple", async () => {
       const owner = newCaller();
       const task = await seed(owner);
       await expect(
         h.call('tasks.get', { task_id: task.task_id }, { ...owner, session: 'other' }),
-      ).resolves.toBeDefined();
+      ).rejects.toMatchObject({ code: 'not_found' });
+    });
+
+    it('lets an admin read a task of any tenant', async () => {
+      const owner = newCaller();
+      const task = await seed(owner);
       await expect(
         h.call('tasks.get', { task_id: task.task_id }, newCaller({ scopes: ['admin'] })),
       ).resolves.toBeDefined();

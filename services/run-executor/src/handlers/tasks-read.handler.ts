@@ -30,14 +30,16 @@ export async function withCursor<T>(read: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Who may read a task by id: its owner (same tenant and user, any of their
- * sessions: the id is an explicit reference, as for steering) or an admin.
- * Anyone else, and a missing id, get the same `not_found`.
+ * Who may read a task by id: the caller whose verified (tenant, user,
+ * session) is the task's (Authentication, two-part model rule 5: every
+ * storage read filters by the full triple; send `X-Service-Session` to read
+ * another conversation's turns), or an admin. Anyone else, and a missing id,
+ * get the same `not_found`.
  */
 function visible(caller: VerifiedIdentity, task: TaskRecord | null): task is TaskRecord {
   if (task === null) return false;
   if (isAdmin(caller.scopes)) return true;
-  return task.tenant === caller.tenant && task.user === caller.user;
+  return task.tenant === caller.tenant && task.user === caller.user && task.session === caller.session;
 }
 
 /**
