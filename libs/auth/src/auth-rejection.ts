@@ -16,6 +16,7 @@ export const AUTH_REJECTION_REASONS = [
   'issuer',
   'audience',
   'claims',
+  'revoked',
 ] as const;
 
 /** One of {@link AUTH_REJECTION_REASONS}. */

@@ -2,7 +2,8 @@
  * @ars/auth: connection-token verification (the only package importing
  * jose), the development issuer, the two-part request identity, body
  * identity reconciliation, the scope vocabulary, steering tiers, folding
- * rules and the dev bootstrap guards. Everything but token verification is a
+ * rules, the dev bootstrap guards, the token issuers (dev and configured
+ * key) and the revocation key layout. Everything but token verification is a
  * pure function.
  */
 export { SIGNING_ALGORITHMS, isSigningAlgorithm } from './algorithms.ts';
@@ -17,6 +18,20 @@ export { cacheVerifications } from './verification-cache.ts';
 export type { VerificationCacheOptions } from './verification-cache.ts';
 export { createDevIssuer, DEV_DEFAULT_IDENTITY, DEV_TOKEN_TTL_SECONDS } from './dev-issuer.ts';
 export type { DevIssuer, DevIssuerOptions, DevTokenRequest } from './dev-issuer.ts';
+export { createTokenIssuer, DEFAULT_TOKEN_TTL_SECONDS } from './token-issuer.ts';
+export type { IssuedToken, TokenIssuer, TokenIssuerOptions, TokenRequest } from './token-issuer.ts';
+export {
+  FINGERPRINT_KEY_PREFIX,
+  TOKEN_ID_KEY_PREFIX,
+  fingerprintKey,
+  isRevocationLive,
+  parseRevocationEntry,
+  revocationKeys,
+  tokenFingerprint,
+  tokenIdKey,
+  tokenRevoked,
+} from './revocation.ts';
+export type { RevocationEntry } from './revocation.ts';
 export { resolveRequestIdentity } from './request-identity.ts';
 export type { RequestIdentityInput } from './request-identity.ts';
 export { reconcileBodyIdentity, IDENTITY_COMPONENTS } from './reconcile.ts';

@@ -16,8 +16,10 @@ import { createEraseSessionHandler, ERASE_SESSION_ENDPOINT } from './internal/er
 import { createResolveHandler, RESOLVE_ENDPOINT } from './internal/resolve.handler.ts';
 import {
   createDownloadBeginHandler,
+  createUploadAbortHandler,
   createUploadBeginHandler,
   DOWNLOAD_BEGIN_ENDPOINT,
+  UPLOAD_ABORT_ENDPOINT,
   UPLOAD_BEGIN_ENDPOINT,
 } from './internal/upload.handlers.ts';
 import { startUploadSweeper } from './internal/upload-sweeper.ts';
@@ -36,7 +38,8 @@ async function openBlobDriver(bus: Bus): Promise<BlobDriver> {
  * The artifact service: artifacts.* and search.artifacts; metadata in the
  * store, bytes in the blob driver (the `ars_artifacts` JetStream object store).
  * Internal endpoints: `_artifact.resolve`, `_artifact.erase_session`, and the
- * streaming transfer pair `_artifact.upload_begin` / `_artifact.download_begin`.
+ * streaming transfer endpoints `_artifact.upload_begin`, `_artifact.upload_abort` and
+ * `_artifact.download_begin`.
  */
 export const artifactService = defineService({
   name: 'artifact',
@@ -74,6 +77,7 @@ export const artifactService = defineService({
         [RESOLVE_ENDPOINT]: createResolveHandler(deps),
         [ERASE_SESSION_ENDPOINT]: createEraseSessionHandler(deps),
         [UPLOAD_BEGIN_ENDPOINT]: createUploadBeginHandler(deps),
+        [UPLOAD_ABORT_ENDPOINT]: createUploadAbortHandler(deps),
         [DOWNLOAD_BEGIN_ENDPOINT]: createDownloadBeginHandler(deps),
       },
       metadata: { blob_driver: deps.blobs.kind, artifact_max_bytes: String(config.ARTIFACT_MAX_BYTES) },

@@ -181,6 +181,36 @@ describe('artifact internal endpoints', () => {
       });
     });
 
+    it('drops an aborted upload and its bytes, so that it cannot be finalised', async () => {
+      const me = caller(uniqueTenant(), 'u', 's');
+      const before = await h.objectNames();
+      const begun = (await h.call(me, '_artifact.upload_begin', {})) as { upload_id: string; location: Location };
+      await streamInto(h.service.bus, begun.location, sliced(Buffer.from('abandoned')));
+      await expect(h.call(me, '_artifact.upload_abort', { upload_id: begun.upload_id })).resolves.toEqual({
+        upload_id: begun.upload_id,
+        discarded: true,
+      });
+      expect(await h.objectNames()).toEqual(before);
+      await expect(
+        h.outcome(me, 'artifacts.put', { identity: {}, upload_id: begun.upload_id, mime_type: 'text/plain' }),
+      ).resolves.toMatchObject({ code: 'not_found' });
+    });
+
+    it('answers discarded false to an abort of a missing, foreign or repeated upload', async () => {
+      const tenant = uniqueTenant();
+      const me = caller(tenant, 'u', 's');
+      const begun = (await h.call(me, '_artifact.upload_begin', {})) as { upload_id: string };
+      await expect(
+        h.call(caller(tenant, 'other', 's'), '_artifact.upload_abort', { upload_id: begun.upload_id }),
+      ).resolves.toMatchObject({ discarded: false });
+      await expect(h.call(me, '_artifact.upload_abort', { upload_id: begun.upload_id })).resolves.toMatchObject({
+        discarded: true,
+      });
+      await expect(h.call(me, '_artifact.upload_abort', { upload_id: begun.upload_id })).resolves.toMatchObject({
+        discarded: false,
+      });
+    });
+
     it('refuses download_begin of another user’s artifact with not_found', async () => {
       const tenant = uniqueTenant();
       const theirs = artifactOf(await h.call(caller(tenant, 'them', 's'), 'artifacts.put', putBody({}, 'x')));

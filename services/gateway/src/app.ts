@@ -1,5 +1,7 @@
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { RevocationList } from './auth/revocation-list.ts';
+import { createRejectionReporter } from './auth/rejection-events.ts';
 import { EventHub } from './events/event-hub.ts';
 import { EventStream } from './events/event-stream.ts';
 import { installErrorEnvelope } from './http/errors.ts';
@@ -19,6 +21,12 @@ export interface GatewayApp {
 }
 
 const DEFAULT_BODY_LIMIT = 1_048_576;
+/** Room for ARTIFACT_MAX_BYTES (64 MiB) as base64 (≈ 85.4 MiB) plus the JSON around it. */
+export const DEFAULT_ARTIFACT_BODY_LIMIT = 90 * 1_048_576;
+/** The bytes whose base64 fits one 1 MiB bus message with 16 KiB to spare (the artifact service's inline limit). */
+export const DEFAULT_INLINE_ARTIFACT_BYTES = Math.floor((1_048_576 - 16 * 1024) / 4) * 3;
+const DEFAULT_SEARCH_SOURCE_TIMEOUT_MS = 5_000;
+const DEFAULT_REVOCATION_DELIVERY_WAIT_MS = 2_000;
 const DEFAULT_DEV_TOKEN_TTL = 43_200;
 const DEFAULT_CAPABILITIES_CACHE_MS = 2_000;
 /** Event stream defaults (see `EventLimits`). */
@@ -59,7 +67,11 @@ export function buildGateway(deps: GatewayDeps): GatewayApp {
     events: deps.events,
     logger: deps.logger,
     scanLimit: eventLimits.scanLimit,
+    rpc: deps.rpc,
+    timeoutMs: deps.limits?.searchSourceTimeoutMs ?? DEFAULT_SEARCH_SOURCE_TIMEOUT_MS,
   });
+  const revocations = deps.revocations ?? new RevocationList({ logger: deps.logger });
+  const bodyLimit = deps.limits?.bodyLimitBytes ?? DEFAULT_BODY_LIMIT;
   const hub = new EventHub({
     log: deps.eventLog,
     logger: deps.logger,
@@ -73,7 +85,7 @@ export function buildGateway(deps: GatewayDeps): GatewayApp {
     loggerInstance: deps.logger as FastifyBaseLogger,
     // One line per response is logged below; fastify's own request lines are off.
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: deps.limits?.bodyLimitBytes ?? DEFAULT_BODY_LIMIT,
+    bodyLimit,
     return503OnClosing: true,
   });
   installErrorEnvelope(app);
@@ -94,12 +106,31 @@ export function buildGateway(deps: GatewayDeps): GatewayApp {
 
   void app.register(opsRoutes, { bus: deps.bus });
   void app.register(methodsRoutes, {
-    verifier: deps.verifier,
+    authenticator: {
+      verifier: deps.verifier,
+      revocations,
+      rejections: createRejectionReporter({ events: deps.events, logger: deps.logger }),
+    },
     rpc: deps.rpc,
     events: deps.events,
     localHandlers,
     counters,
     stream,
+    rotation: {
+      minter: deps.tokenMinter,
+      rpc: deps.rpc,
+      revocations,
+      logger: deps.logger,
+      deliveryWaitMs: deps.limits?.revocationDeliveryWaitMs ?? DEFAULT_REVOCATION_DELIVERY_WAIT_MS,
+    },
+    artifacts: {
+      rpc: deps.rpc,
+      blobs: deps.blobs,
+      inlineBytes: deps.limits?.inlineArtifactBytes ?? DEFAULT_INLINE_ARTIFACT_BYTES,
+      bodyLimitBytes: deps.limits?.artifactBodyLimitBytes ?? DEFAULT_ARTIFACT_BODY_LIMIT,
+      restLimit: bodyLimit,
+      logger: deps.logger,
+    },
   });
   if (deps.devIssuer !== undefined) {
     void app.register(devRoutes, {

@@ -99,6 +99,35 @@ export const GatewayConfig = z
     ARS_BODY_LIMIT_BYTES: integer(1024, 64 * 1024 * 1024)
       .default(1_048_576)
       .describe('Largest accepted request body in bytes; larger gives 413 payload_too_large. Default 1048576 (1 MiB).'),
+    ARS_ARTIFACT_BODY_LIMIT_BYTES: integer(1024, 1024 * 1_048_576)
+      .default(90 * 1_048_576)
+      .describe(
+        'Largest artifacts.put request body in bytes (the only route past ARS_BODY_LIMIT_BYTES); larger gives 413 payload_too_large. ' +
+          'Default 94371840 (90 MiB): ARTIFACT_MAX_BYTES of 64 MiB as base64 JSON.',
+      ),
+    ARS_ROTATION_SIGNING_KEY_FILE: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Production: a private key file (PKCS#8 PEM or JWK JSON; EC P-256/384/521 or RSA ≥ 2048) the gateway signs ' +
+          'auth.rotate_token tokens with. The same file on every replica. Unset: auth.rotate_token answers 501 in production.',
+      ),
+    ARS_ROTATION_ISSUER: z
+      .string()
+      .min(1)
+      .default('ars-gateway')
+      .describe('Production: the iss of rotated tokens; must differ from ARS_AUTH_ISSUER. Default ars-gateway.'),
+    ARS_ROTATION_KEY_ID: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Production: the kid of rotated tokens. Default the key's RFC 7638 thumbprint."),
+    ARS_SEARCH_SOURCE_TIMEOUT_MS: integer(100, 600_000)
+      .default(5_000)
+      .describe(
+        'How long search.query waits for each owner before reporting it failed, in milliseconds. Default 5000.',
+      ),
     ARS_RPC_TIMEOUT_MS: integer(100, 600_000)
       .default(10_000)
       .describe('How long a forwarded call waits for the owning service, in milliseconds. Default 10000.'),
@@ -167,6 +196,13 @@ export const GatewayConfig = z
       if (config[variable] === undefined) {
         ctx.addIssue({ code: 'custom', path: [variable], message: 'is required when ARS_AUTH_MODE=production' });
       }
+    }
+    if (config.ARS_ROTATION_SIGNING_KEY_FILE !== undefined && config.ARS_ROTATION_ISSUER === config.ARS_AUTH_ISSUER) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ARS_ROTATION_ISSUER'],
+        message: 'must differ from ARS_AUTH_ISSUER: rotated tokens are the gateway’s, not the identity provider’s',
+      });
     }
   });
 export type GatewayConfig = z.output<typeof GatewayConfig>;

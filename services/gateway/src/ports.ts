@@ -12,6 +12,14 @@ export interface VerifiedClaims {
   readonly user: string;
   readonly session?: string;
   readonly scopes: readonly string[];
+  /** The `kid` of the key that verified the token. */
+  readonly kid?: string;
+  readonly iss?: string;
+  readonly sub?: string;
+  /** Expiry, seconds since the epoch. */
+  readonly exp?: number;
+  /** The token's id, when its issuer sets one. */
+  readonly jti?: string;
 }
 
 /** Verifies a bearer token; throws ServiceError `auth_rejected` on any failure. */
@@ -28,6 +36,73 @@ export interface DevTokenMinter {
     scopes?: readonly string[];
     ttlSeconds?: number;
   }): Promise<string>;
+}
+
+/** A token minted for `auth.rotate_token` (`IssuedToken` of `@ars/auth`). */
+export interface MintedToken {
+  /** The compact JWS: a secret, revealed once, never logged. */
+  readonly token: string;
+  readonly jti: string;
+  /** `exp`, seconds since the epoch. */
+  readonly expiresAt: number;
+}
+
+/**
+ * Mints the replacement token of `auth.rotate_token`: the dev issuer in dev
+ * mode, the configured rotation key in production (absent: rotation is 501).
+ */
+export interface TokenMinter {
+  issue(request: {
+    tenant: string;
+    user: string;
+    session?: string;
+    scopes?: readonly string[];
+    ttlSeconds?: number;
+  }): Promise<MintedToken>;
+}
+
+/** A revocation as the `ars_revocations` KV bucket stores it (`RevocationEntry` of `@ars/auth`). */
+export interface Revocation {
+  readonly reason: string;
+  readonly revoked_at: string;
+  readonly expires_at: string;
+  readonly tenant: string;
+  readonly user: string;
+  readonly rotation_id?: string;
+  readonly replaced_by?: string;
+}
+
+/** The revoked tokens this replica knows of (see `RevocationList`). */
+export interface RevocationCheck {
+  /**
+   * The revocation of any of `keys`, else `undefined`. Throws ServiceError
+   * `unavailable` when it cannot tell (fails closed).
+   */
+  find(keys: readonly string[]): Promise<Revocation | undefined>;
+  /** Records a revocation this replica made, before the bucket's watch delivers it. */
+  add(keys: readonly string[], revocation: Revocation): void;
+  /** Resolves true once the bucket's watch delivered every key; false after `timeoutMs` or without a watch. */
+  awaitDelivered(keys: readonly string[], timeoutMs: number): Promise<boolean>;
+  /** Calls `listener` once, when any of `keys` gets revoked; returns the unsubscribe. */
+  onRevoked(keys: readonly string[], listener: () => void): () => void;
+}
+
+/** Where `_artifact.upload_begin` / `_artifact.download_begin` say bytes go or come from. */
+export interface BlobLocation {
+  readonly transport: string;
+  readonly bucket: string;
+  readonly object_name: string;
+}
+
+/** The object store as the gateway streams artifact bytes through it. */
+export interface BlobTransfer {
+  /**
+   * Streams `data` into the entry; resolves with the stored size once the
+   * entry is complete. An errored `data` stores nothing.
+   */
+  put(location: BlobLocation, data: ReadableStream<Uint8Array>): Promise<{ size: number }>;
+  /** The entry's bytes as a stream, or null when there is no such entry. */
+  get(location: BlobLocation): Promise<ReadableStream<Uint8Array> | null>;
 }
 
 /** Forwards a call to its owning service (the `RpcClient` of `@ars/bus`). */
@@ -201,9 +276,26 @@ export interface GatewayDeps {
   readonly discovery: Discovery;
   readonly bus: BusState;
   readonly build: BuildInfo;
+  /** Mints rotated tokens; absent: `auth.rotate_token` answers 501 `unimplemented`. */
+  readonly tokenMinter?: TokenMinter;
+  /** Revoked tokens; @default a list of this replica's own rotations only (no KV). */
+  readonly revocations?: RevocationCheck;
+  /** Streams large artifact bytes; absent: artifacts beyond one bus message are refused 413. */
+  readonly blobs?: BlobTransfer;
   readonly limits?: {
     /** @default 1048576 */
     readonly bodyLimitBytes?: number;
+    /** Largest `artifacts.put` body, in bytes. @default 94371840 (90 MiB) */
+    readonly artifactBodyLimitBytes?: number;
+    /**
+     * Largest artifact forwarded inline (base64 in one bus message), in bytes;
+     * larger ones are streamed through the object store. @default 774144
+     */
+    readonly inlineArtifactBytes?: number;
+    /** How long search.query waits for each owner, in ms. @default 5000 */
+    readonly searchSourceTimeoutMs?: number;
+    /** How long a rotation waits for its revocation to come back through the KV watch, in ms. @default 2000 */
+    readonly revocationDeliveryWaitMs?: number;
     /** Lifetime of bootstrap tokens in seconds. @default 43200 */
     readonly devTokenTtlSeconds?: number;
     /** How long runtime.info reuses a discovery snapshot, in ms. @default 2000 */

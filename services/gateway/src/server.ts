@@ -1,26 +1,39 @@
 import { execFileSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import {
+  REVOCATIONS_BUCKET,
   connectBus,
   createEventPublisher,
   createRpcClient,
   ensureInfrastructure,
   eventStreamBounds,
+  openKv,
   readEvents,
   serveService,
   tailEvents,
 } from '@ars/bus';
 import type { Bus, RpcHandler, ServedService } from '@ars/bus';
-import { cacheVerifications, createDevIssuer, createTokenVerifier, DEV_DEFAULT_IDENTITY } from '@ars/auth';
+import {
+  cacheVerifications,
+  createDevIssuer,
+  createTokenIssuer,
+  createTokenVerifier,
+  DEV_DEFAULT_IDENTITY,
+} from '@ars/auth';
+import type { TokenIssuer } from '@ars/auth';
 import { METHODS } from '@ars/contracts';
 import { createLogger, initTelemetry } from '@ars/telemetry';
 import type { Logger, SpanExporter, Telemetry } from '@ars/telemetry';
 import type { FastifyInstance } from 'fastify';
 import { buildGateway } from './app.ts';
+import { createBusBlobs } from './artifacts/bus-blobs.ts';
+import { RevocationList } from './auth/revocation-list.ts';
+import { routeByKid } from './auth/verifier-router.ts';
 import type { GatewayConfig } from './config.ts';
 import { HEALTH_METHOD, createBusDiscovery, trackBusState } from './discovery/bus-discovery.ts';
 import { gatewayEndpoints } from './local/index.ts';
 import type { LocalHandler } from './local/index.ts';
-import type { BusState, DevTokenMinter, EventLog, TokenVerifier } from './ports.ts';
+import type { BusState, DevTokenMinter, EventLog, TokenMinter, TokenVerifier } from './ports.ts';
 
 /** The gateway's release, reported in discovery. */
 const SERVICE_VERSION = '0.1.0';
@@ -58,21 +71,46 @@ interface Auth {
   readonly verifier: TokenVerifier;
   readonly devIssuer?: DevTokenMinter;
   readonly devToken?: string;
+  /** Mints rotated tokens: the dev issuer, or the production rotation key when configured. */
+  readonly tokenMinter?: TokenMinter;
+}
+
+/** The production rotation key (`ARS_ROTATION_SIGNING_KEY_FILE`): PKCS#8 PEM or a private JWK as JSON. */
+async function rotationIssuer(config: GatewayConfig): Promise<TokenIssuer | undefined> {
+  const file = config.ARS_ROTATION_SIGNING_KEY_FILE;
+  if (file === undefined) return undefined;
+  const text = (await readFile(file, 'utf8')).trim();
+  return createTokenIssuer({
+    issuer: config.ARS_ROTATION_ISSUER,
+    audience: config.ARS_AUTH_AUDIENCE!,
+    signingKey: text.startsWith('{') ? (JSON.parse(text) as Record<string, string>) : text,
+    ...(config.ARS_ROTATION_KEY_ID === undefined ? {} : { kid: config.ARS_ROTATION_KEY_ID }),
+  });
 }
 
 async function createAuth(config: GatewayConfig): Promise<Auth> {
   if (config.ARS_AUTH_MODE === 'production') {
-    const verifier = createTokenVerifier({
+    const provider = createTokenVerifier({
       issuer: config.ARS_AUTH_ISSUER!,
       audience: config.ARS_AUTH_AUDIENCE!,
       jwksUrl: config.ARS_AUTH_JWKS_URL!,
       ...(config.ARS_AUTH_ALGORITHMS === undefined ? {} : { algorithms: config.ARS_AUTH_ALGORITHMS }),
     });
-    return { verifier: cacheVerifications(verifier) };
+    const rotation = await rotationIssuer(config);
+    if (rotation === undefined) return { verifier: cacheVerifications(provider) };
+    return {
+      verifier: cacheVerifications(routeByKid(provider, { kid: rotation.kid, verifier: rotation.verifier })),
+      tokenMinter: rotation,
+    };
   }
   const issuer = await createDevIssuer();
   const devToken = await issuer.mint({ ...DEV_DEFAULT_IDENTITY, ttlSeconds: config.ARS_DEV_TOKEN_TTL_SECONDS });
-  return { verifier: cacheVerifications(issuer.verifier), devIssuer: issuer, devToken };
+  return { verifier: cacheVerifications(issuer.verifier), devIssuer: issuer, devToken, tokenMinter: issuer };
+}
+
+/** Bytes whose base64 fits one bus message of `maxPayload` bytes with 16 KiB to spare. */
+function inlineArtifactBytes(maxPayload: number): number {
+  return Math.max(0, Math.floor((maxPayload - 16 * 1024) / 4) * 3);
 }
 
 function healthHandler(config: GatewayConfig, bus: Bus, state: BusState, startedAt: number): RpcHandler {
@@ -148,6 +186,7 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
     instance_id: config.INSTANCE_ID,
   });
   let bus: Bus | undefined;
+  let revocations: RevocationList | undefined;
   try {
     const servers = config.NATS_URL.split(',').map((url) => url.trim());
     bus = await connectBus({ servers, name: config.INSTANCE_ID, logger });
@@ -158,10 +197,16 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
     const auth = await createAuth(config);
     const state = trackBusState(bus);
     const rpc = createRpcClient(bus, { timeoutMs: config.ARS_RPC_TIMEOUT_MS });
+    const watched = new RevocationList({ kv: await openKv(bus, REVOCATIONS_BUCKET), logger });
+    revocations = watched;
+    watched.start();
     const { app, localHandlers } = buildGateway({
       logger,
       verifier: auth.verifier,
       ...(auth.devIssuer === undefined ? {} : { devIssuer: auth.devIssuer }),
+      ...(auth.tokenMinter === undefined ? {} : { tokenMinter: auth.tokenMinter }),
+      revocations: watched,
+      blobs: createBusBlobs(bus),
       rpc,
       events: createEventPublisher(bus, { source: 'gateway', logger }),
       eventLog: busEventLog(bus),
@@ -176,6 +221,9 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
       },
       limits: {
         bodyLimitBytes: config.ARS_BODY_LIMIT_BYTES,
+        artifactBodyLimitBytes: config.ARS_ARTIFACT_BODY_LIMIT_BYTES,
+        inlineArtifactBytes: inlineArtifactBytes(bus.nc.info?.max_payload ?? 1_048_576),
+        searchSourceTimeoutMs: config.ARS_SEARCH_SOURCE_TIMEOUT_MS,
         devTokenTtlSeconds: config.ARS_DEV_TOKEN_TTL_SECONDS,
         capabilitiesCacheMs: config.ARS_CAPABILITIES_CACHE_MS,
         events: {
@@ -193,6 +241,7 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
       stopping ??= (async () => {
         logger.info('gateway stopping');
         await app.close().catch((error: unknown) => logger.error({ err: error }, 'http server did not close cleanly'));
+        await watched.stop();
         await served
           .stop()
           .catch((error: unknown) => logger.error({ err: error }, 'services API did not stop cleanly'));
@@ -204,6 +253,7 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
     };
     return { app, stop, ...(auth.devToken === undefined ? {} : { devToken: auth.devToken }) };
   } catch (error) {
+    await revocations?.stop();
     await bus?.close().catch(() => undefined);
     await telemetry.shutdown().catch(() => undefined);
     throw error;

@@ -93,6 +93,32 @@ describe('gateway config', () => {
     ).toEqual(['ARS_EVENTS_HEARTBEAT_SECONDS', 'ARS_EVENTS_MAX_AGE_SECONDS', 'ARS_EVENTS_SUBSCRIBER_BUFFER_BYTES']);
   });
 
+  it('gives artifacts.put a 90 MiB body, search owners 5 s and rotated tokens the issuer ars-gateway by default', () => {
+    expect(readGatewayConfig(NATS)).toMatchObject({
+      ARS_ARTIFACT_BODY_LIMIT_BYTES: 94_371_840,
+      ARS_SEARCH_SOURCE_TIMEOUT_MS: 5_000,
+      ARS_ROTATION_ISSUER: 'ars-gateway',
+    });
+    expect(readGatewayConfig(NATS).ARS_ROTATION_SIGNING_KEY_FILE).toBeUndefined();
+  });
+
+  it('refuses a rotation issuer equal to the identity provider’s when a rotation key is set', () => {
+    const production = {
+      ...NATS,
+      ARS_AUTH_MODE: 'production',
+      ARS_AUTH_ISSUER: 'https://idp.example',
+      ARS_AUTH_AUDIENCE: 'ars',
+      ARS_AUTH_JWKS_URL: 'https://idp.example/jwks',
+      ARS_ROTATION_SIGNING_KEY_FILE: '/etc/ars/rotation.pem',
+    };
+    expect(problemsOf({ ...production, ARS_ROTATION_ISSUER: 'https://idp.example' })).toEqual(['ARS_ROTATION_ISSUER']);
+    expect(problemsOf(production)).toEqual([]);
+  });
+
+  it('names an artifact body limit below 1 KiB', () => {
+    expect(problemsOf({ ...NATS, ARS_ARTIFACT_BODY_LIMIT_BYTES: '10' })).toEqual(['ARS_ARTIFACT_BODY_LIMIT_BYTES']);
+  });
+
   it('refuses HS256 in ARS_AUTH_ALGORITHMS', () => {
     expect(problemsOf({ ...NATS, ARS_AUTH_ALGORITHMS: 'RS256,HS256' })).toEqual(['ARS_AUTH_ALGORITHMS']);
   });

@@ -214,8 +214,11 @@ describe('errors: answers of the owning service', () => {
     expectEnvelope(await h.post(tasksList(), bodyFor('tasks.list')), 501, 'unimplemented');
   });
 
-  it('answers a gateway method not built yet with 501 unimplemented', async () => {
-    expectEnvelope(await h.post(routeOf('search.query'), bodyFor('search.query')), 501, 'unimplemented');
+  it('answers a method the edge cannot serve here with 501 unimplemented', async () => {
+    const admin = h.token({ scopes: ['admin'] });
+    const response = await h.post(routeOf('auth.rotate_token'), bodyFor('auth.rotate_token'), { token: admin });
+    expectEnvelope(response, 501, 'unimplemented');
+    expect(response.json().message).toContain('ARS_ROTATION_SIGNING_KEY_FILE');
   });
 
   it('answers no live owner with 503 unavailable', async () => {

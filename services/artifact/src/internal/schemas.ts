@@ -29,3 +29,7 @@ export type UploadBeginRequest = z.infer<typeof UploadBeginRequest>;
 /** `_artifact.download_begin`: the artifacts.get body without `include_content`. */
 export const DownloadBeginRequest = z.strictObject({ identity: IdentityScope, artifact_id: Id });
 export type DownloadBeginRequest = z.infer<typeof DownloadBeginRequest>;
+
+/** `_artifact.upload_abort`: an upload the caller will not finalise. */
+export const UploadAbortRequest = z.strictObject({ upload_id: Id });
+export type UploadAbortRequest = z.infer<typeof UploadAbortRequest>;

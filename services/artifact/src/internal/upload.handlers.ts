@@ -8,10 +8,11 @@ import { targetOf } from '../handlers/identity.ts';
 import { newBlobKey } from '../handlers/put.handler.ts';
 import { readableArtifact } from '../handlers/read-access.ts';
 import { parseBody } from './parse.ts';
-import { DownloadBeginRequest, UploadBeginRequest } from './schemas.ts';
+import { DownloadBeginRequest, UploadAbortRequest, UploadBeginRequest } from './schemas.ts';
 
 export const UPLOAD_BEGIN_ENDPOINT = '_artifact.upload_begin';
 export const DOWNLOAD_BEGIN_ENDPOINT = '_artifact.download_begin';
+export const UPLOAD_ABORT_ENDPOINT = '_artifact.upload_abort';
 
 function locate(blobs: BlobDriver, key: string, endpoint: string): BlobLocation {
   if (blobs.locate === undefined) {
@@ -62,5 +63,27 @@ export function createDownloadBeginHandler(deps: ArtifactDeps): RpcHandler {
     const target = targetOf('artifacts.get', verified, request.identity);
     const record = await readableArtifact(deps, target, request.artifact_id);
     return { artifact: toMetadata(record), location: locate(deps.blobs, record.blob_key, DOWNLOAD_BEGIN_ENDPOINT) };
+  };
+}
+
+/**
+ * `_artifact.upload_abort {upload_id}` → `{upload_id, discarded}`: drops an
+ * unfinished upload and whatever bytes reached it (the gateway calls it when
+ * the artifacts.put it streamed for is refused). Only the (tenant, user) that
+ * began the upload may; anyone else's, a finalised one or a missing one
+ * answers `discarded: false`. Idempotent. Never call it while an
+ * artifacts.put naming the upload may still be running.
+ */
+export function createUploadAbortHandler(deps: ArtifactDeps): RpcHandler {
+  return async ({ identity: verified, body }) => {
+    const request = parseBody(UPLOAD_ABORT_ENDPOINT, UploadAbortRequest, body);
+    const upload = await deps.uploads.findById(request.upload_id);
+    if (upload === null || upload.tenant !== verified.tenant || upload.user !== verified.user) {
+      return { upload_id: request.upload_id, discarded: false };
+    }
+    await deps.blobs.delete(upload.blob_key);
+    const discarded = await deps.uploads.delete(upload.upload_id);
+    deps.logger.info({ uploadId: upload.upload_id }, 'upload aborted');
+    return { upload_id: request.upload_id, discarded };
   };
 }

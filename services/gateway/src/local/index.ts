@@ -11,6 +11,8 @@ import type { RuntimeContext } from './runtime.handlers.ts';
 import { eventsAggregateHandler, eventsListHandler, eventsSubscribeHandler } from './events.handlers.ts';
 import type { EventsContext } from './events.handlers.ts';
 import { searchEventsHandler } from './search-events.handler.ts';
+import { searchQueryHandler } from './search-query.handler.ts';
+import type { SearchQueryContext } from './search-query.handler.ts';
 
 export type { LocalHandler, LocalRequest } from './local-handler.ts';
 export { HttpCounters } from './http-counters.ts';
@@ -19,7 +21,7 @@ export type { GatewayEndpoint } from './method-table.ts';
 export { CAPABILITY_METHODS, createCapabilitySource, deriveCapabilities, implementedMethods } from './capabilities.ts';
 export type { EventsContext } from './events.handlers.ts';
 
-/** The gateway-owned methods built so far; the registry's other gateway methods answer 501. */
+/** The gateway-owned methods built so far; any other gateway method of the registry answers 501. */
 export const LOCAL_METHODS = [
   'runtime.info',
   'runtime.health',
@@ -31,12 +33,14 @@ export const LOCAL_METHODS = [
   'events.list',
   'events.aggregate',
   'search.events',
+  'search.query',
 ] as const;
 
 /** Builds the handlers of {@link LOCAL_METHODS}. */
 export function createLocalHandlers(
-  context: RuntimeContext & FleetContext & EventsContext,
+  context: RuntimeContext & FleetContext & EventsContext & Omit<SearchQueryContext, 'searchEvents'>,
 ): Readonly<Record<string, LocalHandler>> {
+  const searchEvents = searchEventsHandler(context);
   return {
     'runtime.info': runtimeInfoHandler(context),
     'runtime.health': runtimeHealthHandler(context),
@@ -47,6 +51,7 @@ export function createLocalHandlers(
     'events.subscribe': eventsSubscribeHandler(),
     'events.list': eventsListHandler(context),
     'events.aggregate': eventsAggregateHandler(context),
-    'search.events': searchEventsHandler(context),
+    'search.events': searchEvents,
+    'search.query': searchQueryHandler({ ...context, searchEvents }),
   };
 }

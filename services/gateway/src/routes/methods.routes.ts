@@ -1,35 +1,46 @@
-import { PROTOCOL_VERSION, ServiceError, findRoute } from '@ars/contracts';
+import { ServiceError, findRoute, isServiceError } from '@ars/contracts';
 import type { IdentityScope, MethodDef, VerifiedIdentity } from '@ars/contracts';
 import { canFanIn, reconcileBodyIdentity } from '@ars/auth';
-import { SpanKind, SpanStatusCode, context, extractTraceContext, trace } from '@ars/telemetry';
-import type { Context, Span } from '@ars/telemetry';
+import { SpanKind, context, extractTraceContext, trace } from '@ars/telemetry';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { publishCrossings, publishSearchCrossing } from '../http/audit.ts';
+import { streamArtifact, StreamedJson } from '../artifacts/artifact-download.ts';
+import type { ArtifactUploadContext } from '../artifacts/artifact-upload.ts';
+import { ROTATE_TOKEN_METHOD, rotateToken } from '../auth/rotate-token.ts';
+import type { RotationContext } from '../auth/rotate-token.ts';
 import { authenticate } from '../http/authenticate.ts';
+import type { Authenticated, Authenticator } from '../http/authenticate.ts';
 import { authorizeMethod } from '../http/authorize.ts';
 import { sendError } from '../http/errors.ts';
-import { enforcePayloadBounds, parseJsonObject, validateRequest } from '../http/request-body.ts';
-import { checkSearchFilter } from '../http/search-filter.ts';
+import { parseJsonObject, validateRequest } from '../http/request-body.ts';
 import type { EventStream } from '../events/event-stream.ts';
 import { streamFilter } from '../events/stream-filter.ts';
 import { subscribeRequestBody } from '../events/subscribe-request.ts';
 import type { HttpCounters, LocalHandler } from '../local/index.ts';
 import { unimplemented } from '../local/index.ts';
-import type { EventSink, RpcCaller, TokenVerifier } from '../ports.ts';
+import type { EventSink, RpcCaller } from '../ports.ts';
+import { artifactPutRoutes } from './artifact-put.routes.ts';
+import { forwardedBody, gateBody } from './method-gate.ts';
+import { endSpan, routedState, sendResult, withProtocolVersion } from './route-state.ts';
+import type { Routed } from './route-state.ts';
 
 /** What the registry routes need. */
 export interface MethodsRoutesOptions {
-  readonly verifier: TokenVerifier;
+  readonly authenticator: Authenticator;
   readonly rpc: RpcCaller;
   readonly events: EventSink;
   readonly localHandlers: Readonly<Record<string, LocalHandler>>;
   readonly counters: HttpCounters;
   /** Serves `GET /v1/events`. */
   readonly stream: EventStream;
+  /** auth.rotate_token, served here for its registry owner (governance). */
+  readonly rotation: RotationContext;
+  /** artifacts.put bodies and large artifacts.get answers. */
+  readonly artifacts: ArtifactUploadContext;
 }
 
 /** The one method answered with `text/event-stream`. */
 const EVENTS_SUBSCRIBE = 'events.subscribe';
+const ARTIFACTS_GET = 'artifacts.get';
 
 /** Response headers of the event stream: no caching, no proxy buffering. */
 const SSE_HEADERS = {
@@ -38,26 +49,6 @@ const SSE_HEADERS = {
   connection: 'keep-alive',
   'x-accel-buffering': 'no',
 } as const;
-
-/** Per-request state from the onRequest stage to the handler. */
-interface Routed {
-  readonly span: Span;
-  readonly context: Context;
-  method?: MethodDef;
-  identity?: VerifiedIdentity;
-  ended?: boolean;
-}
-
-/** Ends the request span once, whichever of response or abort comes first. */
-function endSpan(state: Routed | undefined, status?: number): void {
-  if (state === undefined || state.ended === true) return;
-  state.ended = true;
-  if (status !== undefined) {
-    state.span.setAttribute('http.response.status_code', status);
-    if (status >= 500) state.span.setStatus({ code: SpanStatusCode.ERROR });
-  }
-  state.span.end();
-}
 
 /**
  * Looked up per request, never cached at import: a tracer taken before
@@ -74,20 +65,12 @@ function singleHeader(request: FastifyRequest, key: string): string | undefined 
   return Array.isArray(value) ? value[0] : value;
 }
 
-function withProtocolVersion(method: MethodDef, result: unknown): unknown {
-  if (method.surface !== 'control' || result === null || typeof result !== 'object' || Array.isArray(result)) {
-    return result;
-  }
-  return { ...result, protocol_version: PROTOCOL_VERSION };
-}
-
 /**
  * Every registry method under `/v1/`. Order of the pipeline: route lookup
- * (404 `unknown_method`), verb (bare 405), authentication (401), then in the
- * handler: JSON body (400), control payload bounds (422), request schema
- * (400), body identity reconciliation (401/403/404), method claims (403),
- * search filter folding (403), audit of granted crossings, dispatch (local
- * or over NATS).
+ * (404 `unknown_method`), verb (bare 405), authentication and revocation
+ * (401), then in the handler: JSON body (400), the body gate (see
+ * `gateBody`), dispatch: a gateway-owned method locally, auth.rotate_token at
+ * the edge, anything else over NATS to its owner.
  */
 export async function methodsRoutes(app: FastifyInstance, options: MethodsRoutesOptions): Promise<void> {
   const routed = new WeakMap<FastifyRequest, Routed>();
@@ -112,7 +95,7 @@ export async function methodsRoutes(app: FastifyInstance, options: MethodsRoutes
     if (request.method !== method.httpMethod) {
       return reply.code(405).header('allow', method.httpMethod).send();
     }
-    state.identity = await authenticate(options.verifier, request.headers);
+    state.auth = await authenticate(options.authenticator, request.headers);
     return undefined;
   });
 
@@ -126,51 +109,49 @@ export async function methodsRoutes(app: FastifyInstance, options: MethodsRoutes
     endSpan(routed.get(request));
   });
 
-  const dispatch = async (method: MethodDef, identity: VerifiedIdentity, body: Record<string, unknown>) => {
-    if (method.service !== 'gateway') return options.rpc.call(method.service, method.name, identity, body);
-    const local = options.localHandlers[method.name];
-    if (local === undefined) throw unimplemented(method.name);
-    return local({ method: method.name, identity, body });
-  };
-
-  const pipeline = async (request: FastifyRequest, method: MethodDef, verified: VerifiedIdentity) => {
-    const body = method.httpMethod === 'GET' ? {} : parseJsonObject(request.body, request.headers['content-type']);
-    enforcePayloadBounds(method, body);
-    if (method.httpMethod !== 'GET') validateRequest(method, body);
-    const { identity, crossed } = reconcileBodyIdentity({
-      verified,
-      body: body.identity as IdentityScope | undefined,
-      method,
-    });
-    authorizeMethod(method, verified);
-    const searchCrossing = checkSearchFilter(method, verified, body);
-    if (crossed.length > 0) {
-      await publishCrossings(options.events, request.log, { method, verified, target: identity, crossed });
-    }
-    if (searchCrossing !== undefined) {
-      await publishSearchCrossing(options.events, request.log, {
-        method,
-        verified,
-        run: identity.run,
-        filter: searchCrossing,
+  /** artifacts.get of bytes too large for one bus reply: streamed from the object store instead. */
+  const getArtifact = async (verified: VerifiedIdentity, body: Record<string, unknown>) => {
+    try {
+      return await options.rpc.call('artifact', ARTIFACTS_GET, verified, body);
+    } catch (error) {
+      const blobs = options.artifacts.blobs;
+      const large = isServiceError(error) && error.code === 'payload_too_large';
+      if (!large || body.include_content === false || blobs === undefined) throw error;
+      return streamArtifact({ rpc: options.rpc, blobs }, verified, {
+        identity: body.identity,
+        artifact_id: body.artifact_id,
       });
     }
-    const result = await dispatch(method, verified, { ...body, identity });
-    return withProtocolVersion(method, result ?? {});
+  };
+
+  const dispatch = async (method: MethodDef, auth: Authenticated, body: Record<string, unknown>) => {
+    const verified = auth.identity;
+    if (method.name === ROTATE_TOKEN_METHOD) {
+      return rotateToken(options.rotation, { verified, token: auth.token, claims: auth.claims, body });
+    }
+    if (method.name === ARTIFACTS_GET) return getArtifact(verified, body);
+    if (method.service !== 'gateway') return options.rpc.call(method.service, method.name, verified, body);
+    const local = options.localHandlers[method.name];
+    if (local === undefined) throw unimplemented(method.name);
+    return local({ method: method.name, identity: verified, body });
+  };
+
+  const pipeline = async (request: FastifyRequest, method: MethodDef, auth: Authenticated) => {
+    const body = method.httpMethod === 'GET' ? {} : parseJsonObject(request.body, request.headers['content-type']);
+    const identity = await gateBody(options.events, request.log, method, auth.identity, body);
+    const result = await dispatch(method, auth, forwardedBody(method, body, identity));
+    return result instanceof StreamedJson ? result : withProtocolVersion(method, result ?? {});
   };
 
   /**
    * `GET /v1/events`: the same gate as every method (inputs gathered from the
    * headers and the query, schema, identity, claims), then `admin=1` needs
    * admin or console:fleet (403 `scope_mismatch`). Refusals are JSON
-   * envelopes; once accepted the response is hijacked and streamed.
+   * envelopes; once accepted the response is hijacked and streamed, and it is
+   * ended when its token gets revoked.
    */
-  const subscribe = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    method: MethodDef,
-    verified: VerifiedIdentity,
-  ) => {
+  const subscribe = async (request: FastifyRequest, reply: FastifyReply, method: MethodDef, auth: Authenticated) => {
+    const verified = auth.identity;
     const body = subscribeRequestBody(request.headers, request.query);
     validateRequest(method, body);
     reconcileBodyIdentity({ verified, body: body.identity as IdentityScope, method });
@@ -187,6 +168,8 @@ export async function methodsRoutes(app: FastifyInstance, options: MethodsRoutes
     reply.hijack();
     reply.raw.writeHead(200, SSE_HEADERS);
     reply.raw.flushHeaders();
+    const off = options.authenticator.revocations.onRevoked(auth.revocationKeys, () => reply.raw.end());
+    reply.raw.once('close', off);
     await options.stream.serve(reply.raw, {
       identity: verified,
       filter,
@@ -195,21 +178,24 @@ export async function methodsRoutes(app: FastifyInstance, options: MethodsRoutes
     });
   };
 
+  void app.register(artifactPutRoutes, {
+    routed,
+    events: options.events,
+    rpc: options.rpc,
+    artifacts: options.artifacts,
+  });
+
   app.all('/v1/*', async (request: FastifyRequest, reply: FastifyReply) => {
-    const state = routed.get(request);
-    const method = state?.method;
-    const verified = state?.identity;
-    if (state === undefined || method === undefined || verified === undefined) {
-      throw new ServiceError('internal', 'request reached the handler without routing');
-    }
+    const { state, method, auth } = routedState(routed, request);
     return context.with(state.context, async () => {
       try {
         if (method.name === EVENTS_SUBSCRIBE) {
-          await subscribe(request, reply, method, verified);
+          await subscribe(request, reply, method, auth);
           return reply;
         }
-        const result = await pipeline(request, method, verified);
-        return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(result));
+        const result = await pipeline(request, method, auth);
+        if (method.name === ROTATE_TOKEN_METHOD) reply.header('cache-control', 'no-store');
+        return sendResult(reply, result);
       } catch (error) {
         if (reply.raw.headersSent) {
           request.log.error({ err: error }, 'event stream failed after its headers were sent');

@@ -5,6 +5,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { EventHub } from '../../src/events/event-hub.ts';
 import { buildGateway } from '../../src/app.ts';
 import type {
+  BlobTransfer,
   DevTokenMinter,
   EventLimits,
   DiscoveredInstance,
@@ -13,7 +14,9 @@ import type {
   GatewayDeps,
   InstanceStats,
   RpcCaller,
+  RevocationCheck,
   ServiceHealthReport,
+  TokenMinter,
   TokenVerifier,
 } from '../../src/ports.ts';
 import { MemoryEventLog } from './memory-event-log.ts';
@@ -117,6 +120,11 @@ export interface HarnessOptions {
   readonly events?: EventLimits;
   /** @default a fresh MemoryEventLog */
   readonly log?: MemoryEventLog;
+  readonly tokenMinter?: TokenMinter;
+  readonly revocations?: RevocationCheck;
+  readonly blobs?: BlobTransfer;
+  /** More limits (artifact body and inline sizes, search timeout, …). */
+  readonly limits?: GatewayDeps['limits'];
 }
 
 export interface SendOptions {
@@ -168,6 +176,9 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     logger: createLogger({ name: 'gateway-test', level: 'silent' }),
     verifier: options.verifier ?? createTokenVerifier({ issuer: ISSUER, audience: AUDIENCE, keys: [key.jwk as never] }),
     ...(options.devIssuer === undefined ? {} : { devIssuer: options.devIssuer }),
+    ...(options.tokenMinter === undefined ? {} : { tokenMinter: options.tokenMinter }),
+    ...(options.revocations === undefined ? {} : { revocations: options.revocations }),
+    ...(options.blobs === undefined ? {} : { blobs: options.blobs }),
     rpc,
     events,
     eventLog: log,
@@ -179,6 +190,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       devTokenTtlSeconds: 3600,
       ...(options.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: options.bodyLimitBytes }),
       ...(options.events === undefined ? {} : { events: options.events }),
+      ...options.limits,
     },
     now: () => (clock += 1_000),
   };

@@ -1,0 +1,77 @@
+import { reconcileBodyIdentity } from '@ars/auth';
+import type { ReconciledIdentity } from '@ars/auth';
+import type { IdentityScope, MethodDef, VerifiedIdentity } from '@ars/contracts';
+import { publishCrossings, publishSearchCrossing } from '../http/audit.ts';
+import { authorizeMethod } from '../http/authorize.ts';
+import { enforcePayloadBounds, validateRequest } from '../http/request-body.ts';
+import { checkSearchFilter } from '../http/search-filter.ts';
+import type { EventSink } from '../ports.ts';
+
+/** Where a failed audit publish is reported. */
+interface GateLog {
+  error(fields: object, message: string): void;
+}
+
+/**
+ * The checks of a request body after authentication, in order: control
+ * payload bounds (422), request schema (400, bodies of GET methods are not
+ * validated), body identity reconciliation (401/403/404), method claims
+ * (403), search filter folding (403), then the audit of granted crossings.
+ * Answers the reconciled identity.
+ */
+export async function gateBody(
+  events: EventSink,
+  log: GateLog,
+  method: MethodDef,
+  verified: VerifiedIdentity,
+  body: Record<string, unknown>,
+): Promise<ReconciledIdentity> {
+  enforcePayloadBounds(method, body);
+  if (method.httpMethod !== 'GET') validateRequest(method, body);
+  const { identity, crossed } = reconcileBodyIdentity({
+    verified,
+    body: body.identity as IdentityScope | undefined,
+    method,
+  });
+  authorizeMethod(method, verified);
+  const searchCrossing = checkSearchFilter(method, verified, body);
+  if (crossed.length > 0) {
+    await publishCrossings(events, log, { method, verified, target: identity, crossed });
+  }
+  if (searchCrossing !== undefined) {
+    await publishSearchCrossing(events, log, { method, verified, run: identity.run, filter: searchCrossing });
+  }
+  return identity;
+}
+
+/**
+ * The identity part of {@link gateBody} alone, on a body read only in part
+ * (an artifacts.put whose bytes are still arriving): reconciliation and
+ * method claims. Throws what the full gate would.
+ */
+export function gateIdentity(method: MethodDef, verified: VerifiedIdentity, partial: Record<string, unknown>): void {
+  const identity = partial.identity;
+  if (identity !== undefined && (identity === null || typeof identity !== 'object' || Array.isArray(identity))) return;
+  reconcileBodyIdentity({ verified, body: identity as IdentityScope | undefined, method });
+  authorizeMethod(method, verified);
+}
+
+/** The method whose owner tells an omitted `user` (fan across the tenant) from a named one. */
+const USER_AS_SENT = 'artifacts.list';
+
+/**
+ * The body an owner receives: the caller's members with the reconciled
+ * identity. artifacts.list keeps the body's `user` exactly as the caller sent
+ * it (absent stays absent): with admin or console:fleet an omitted user fans
+ * across the tenant, a named one (even the caller's own) reads that user.
+ */
+export function forwardedBody(
+  method: Pick<MethodDef, 'name'>,
+  body: Record<string, unknown>,
+  identity: ReconciledIdentity,
+): Record<string, unknown> {
+  if (method.name !== USER_AS_SENT) return { ...body, identity };
+  const sent = body.identity as IdentityScope | undefined;
+  const { user, ...rest } = identity;
+  return { ...body, identity: sent?.user === undefined ? rest : { ...rest, user } };
+}
