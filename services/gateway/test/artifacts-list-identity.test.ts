@@ -57,3 +57,23 @@ describe('artifacts.list: the body user is forwarded as the caller sent it', () 
     expect(await forwarded('artifacts.get', {})).toEqual({ tenant: 't1', user: 'u1', session: 's1' });
   });
 });
+
+describe('artifacts.list: a tenant-wide fan-in is audited', () => {
+  const audits = () => h.events.published.filter((e) => e.type === 'audit.admin_scope_used');
+
+  it('publishes audit.admin_scope_used when a claim holder omits the user', async () => {
+    h.events.published.length = 0;
+    await forwarded('artifacts.list', {}, ['console:fleet']);
+    expect(audits()).toHaveLength(1);
+    expect(audits()[0]?.payload).toMatchObject({
+      Method: 'artifacts.list',
+      Impersonating: { tenant: 't1', user: '*', session: 's1' },
+    });
+  });
+
+  it('publishes nothing when a caller without a claim omits the user', async () => {
+    h.events.published.length = 0;
+    await forwarded('artifacts.list', {});
+    expect(audits()).toHaveLength(0);
+  });
+});

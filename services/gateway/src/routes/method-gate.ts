@@ -1,4 +1,4 @@
-import { reconcileBodyIdentity } from '@ars/auth';
+import { canFanIn, reconcileBodyIdentity } from '@ars/auth';
 import type { ReconciledIdentity } from '@ars/auth';
 import type { IdentityScope, MethodDef, VerifiedIdentity } from '@ars/contracts';
 import { publishCrossings, publishSearchCrossing } from '../http/audit.ts';
@@ -38,6 +38,11 @@ export async function gateBody(
   if (crossed.length > 0) {
     await publishCrossings(events, log, { method, verified, target: identity, crossed });
   }
+  if (fansAcrossTenant(method, verified, body)) {
+    // An omitted user with the claim reads every user of the tenant: a
+    // crossing of the user axis even though the body changed nothing.
+    await publishCrossings(events, log, { method, verified, target: { ...identity, user: '*' }, crossed: ['user'] });
+  }
   if (searchCrossing !== undefined) {
     await publishSearchCrossing(events, log, { method, verified, run: identity.run, filter: searchCrossing });
   }
@@ -54,6 +59,18 @@ export function gateIdentity(method: MethodDef, verified: VerifiedIdentity, part
   if (identity !== undefined && (identity === null || typeof identity !== 'object' || Array.isArray(identity))) return;
   reconcileBodyIdentity({ verified, body: identity as IdentityScope | undefined, method });
   authorizeMethod(method, verified);
+}
+
+/**
+ * True when the call fans across every user of the tenant: a method whose
+ * user axis may cross (artifacts.list), called by a claim holder who omitted
+ * `identity.user`.
+ */
+function fansAcrossTenant(method: MethodDef, verified: VerifiedIdentity, body: Record<string, unknown>): boolean {
+  const claim = method.crossing?.user;
+  if (claim === undefined || claim === 'never') return false;
+  const sent = body.identity as IdentityScope | undefined;
+  return sent?.user === undefined && canFanIn(verified.scopes, claim);
 }
 
 /** The method whose owner tells an omitted `user` (fan across the tenant) from a named one. */
