@@ -52,11 +52,7 @@ export async function openRunClient(
   async function poll(taskId: string, timeoutMs: number): Promise<{ type: string; errorCode?: string }> {
     const deadline = performance.now() + timeoutMs;
     for (;;) {
-      const detail = await client.call<TaskDetail>(
-        'tasks.get',
-        { identity: {}, task_id: taskId },
-        { session },
-      );
+      const detail = await client.call<TaskDetail>('tasks.get', { identity: {}, task_id: taskId }, { session });
       const type = STATUS_TO_TYPE[detail.task.status];
       if (type !== undefined) return { type, ...(detail.task.error_code ? { errorCode: detail.task.error_code } : {}) };
       if (performance.now() > deadline) throw new Error(`run ${taskId} did not end within ${timeoutMs} ms`);

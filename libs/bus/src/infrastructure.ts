@@ -23,6 +23,14 @@ export const ARTIFACTS_OBJECT_STORE = 'ars_artifacts';
 export const DUPLICATE_WINDOW_MS = 2 * 60_000;
 /** Default age limit of the EVENTS stream: 7 days. */
 export const DEFAULT_EVENTS_MAX_AGE_MS = 7 * 24 * 60 * 60_000;
+/**
+ * Age limit (KV `ttl`) of the `ars_leases` bucket: 5 minutes. A released
+ * lease leaves a purge marker per run; without a limit they pile up, one per
+ * run ever executed. A held lease is rewritten every third of its lifetime
+ * (`EXECUTOR_LEASE_TTL_MS`, at most 600 s, so at most every 200 s), so its
+ * entry never ages out while it is held.
+ */
+export const DEFAULT_LEASES_MAX_AGE_MS = 5 * 60_000;
 
 /** Options of {@link ensureInfrastructure}. */
 export interface InfrastructureOptions {
@@ -39,6 +47,12 @@ export interface InfrastructureOptions {
    * with defaults must not undo it. @default false
    */
   readonly keepEventsRetention?: boolean;
+  /**
+   * Age limit of the `ars_leases` bucket in milliseconds; it must exceed the
+   * longest lease refresh period (a third of `EXECUTOR_LEASE_TTL_MS`).
+   * Applied to an existing bucket too. @default DEFAULT_LEASES_MAX_AGE_MS
+   */
+  readonly leasesMaxAgeMs?: number;
 }
 
 /** What {@link ensureInfrastructure} did to each stream. */
@@ -157,11 +171,21 @@ export async function ensureInfrastructure(
   streams[RUNS_STREAM] = await ensureStream(bus.jsm, runs);
 
   const kvm = new Kvm(bus.js);
+  const leasesMaxAgeMs = options.leasesMaxAgeMs ?? DEFAULT_LEASES_MAX_AGE_MS;
   for (const bucket of [LEASES_BUCKET, FLEET_BUCKET, REVOCATIONS_BUCKET]) {
-    await withRetry(() => kvm.create(bucket, { history: 1, storage: StorageType.File, replicas }));
+    const ttl = bucket === LEASES_BUCKET ? { ttl: leasesMaxAgeMs } : {};
+    await withRetry(() => kvm.create(bucket, { history: 1, storage: StorageType.File, replicas, ...ttl }));
   }
+  await ensureMaxAge(bus.jsm, `KV_${LEASES_BUCKET}`, leasesMaxAgeMs);
   await withRetry(() => new Objm(bus.js).create(ARTIFACTS_OBJECT_STORE, { storage: StorageType.File, replicas }));
   return { streams };
+}
+
+/** Sets the age limit of a stream that exists (a bucket made before its limit was), when it differs. */
+async function ensureMaxAge(jsm: JetStreamManager, name: string, maxAgeMs: number): Promise<void> {
+  const info = await streamInfo(jsm, name);
+  if (info === undefined || info.config.max_age === nanos(maxAgeMs)) return;
+  await jsm.streams.update(name, { ...info.config, max_age: nanos(maxAgeMs) });
 }
 
 /** KV and object-store creation race when several services boot at once; a second try opens the winner's. */

@@ -171,15 +171,32 @@ export class EmbeddedCollection<T extends StoreDocument> implements Collection<T
   async createIndex(keys: IndexSpec, options: IndexOptions = {}): Promise<string> {
     const name = checkIndex(keys, options);
     const fields = Object.keys(keys);
-    const fieldName = fields.length === 1 ? (fields[0] as string) : fields;
-    await this.#write('createIndex', () =>
-      this.#parts.datastore.ensureIndexAsync({
-        fieldName,
-        unique: options.unique === true,
-        sparse: options.sparse === true,
-      }),
-    );
+    const unique = options.unique === true;
+    const sparse = options.sparse === true;
+    await this.#write('createIndex', async () => {
+      const { datastore } = this.#parts;
+      const existing = datastore.indexes[nedbIndexName(fields)];
+      if (existing !== undefined && existing.unique === unique && existing.sparse === sparse) return;
+      if (existing !== undefined) await datastore.removeIndexAsync(nedbIndexName(fields));
+      await datastore.ensureIndexAsync({
+        fieldName: fields.length === 1 ? (fields[0] as string) : fields,
+        unique,
+        sparse,
+      });
+    });
     return name;
+  }
+
+  async dropIndex(keys: IndexSpec): Promise<boolean> {
+    checkIndex(keys, {});
+    const fields = Object.keys(keys);
+    if (fields.length === 1 && fields[0] === '_id') throw new StoreError('the _id index cannot be dropped');
+    return this.#write('dropIndex', async () => {
+      const name = nedbIndexName(fields);
+      if (this.#parts.datastore.indexes[name] === undefined) return false;
+      await this.#parts.datastore.removeIndexAsync(name);
+      return true;
+    });
   }
 
   async #remove(operation: string, filter: unknown, multi: boolean): Promise<DeleteResult> {
@@ -243,6 +260,11 @@ export class EmbeddedCollection<T extends StoreDocument> implements Collection<T
     const inserted = result.affectedDocuments as NedbDocument;
     return { before: [], after: [inserted], matchedCount: 0, modifiedCount: 0, upsertedId: id };
   }
+}
+
+/** nedb's name of an index: its field, or its fields sorted and comma-joined (directions do not count). */
+function nedbIndexName(fields: readonly string[]): string {
+  return [...fields].sort().join(',');
 }
 
 function toUpdateResult(outcome: Outcome): UpdateResult {

@@ -1,8 +1,9 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { AppendLog, repairTornTail } from './append-log.ts';
 import { EmbeddedCollection } from './embedded-collection.ts';
 import { StoreError } from './errors.ts';
-import { Datastore } from './nedb.ts';
+import { Datastore, serializeDocument } from './nedb.ts';
 import type { NedbDatastore } from './nedb.ts';
 import { SerialQueue } from './serial-queue.ts';
 import type { Collection, Store, StoreDocument } from './types.ts';
@@ -10,6 +11,9 @@ import { assertCollectionName, assertDatabaseName } from './validate.ts';
 
 /** How often datafiles are compacted by default: 10 minutes, in milliseconds. */
 export const DEFAULT_COMPACTION_INTERVAL_MS = 600_000;
+
+/** How often appended lines are flushed to the device by default: every second, in milliseconds. */
+export const DEFAULT_SYNC_INTERVAL_MS = 1_000;
 
 /** Options of {@link openEmbeddedStore}. */
 export interface EmbeddedStoreOptions {
@@ -25,7 +29,18 @@ export interface EmbeddedStoreOptions {
    * compacts). @default DEFAULT_COMPACTION_INTERVAL_MS
    */
   compactionIntervalMs?: number;
-  /** Receives failures of background compaction; the next period retries. @default ignore */
+  /**
+   * Period of the `fdatasync` of every datafile appended to since the last
+   * one; `0` leaves flushing to the operating system (nedb's own policy).
+   * Every write reaches the operating system before it resolves, so a process
+   * crash loses nothing acknowledged; a machine crash loses at most this
+   * period. Compaction and close always flush. @default DEFAULT_SYNC_INTERVAL_MS
+   */
+  syncIntervalMs?: number;
+  /**
+   * Receives failures of background work (compaction, flushing; the next
+   * period retries) and the repair of a torn last line at load. @default ignore
+   */
   onBackgroundError?: (error: StoreError) => void;
 }
 
@@ -37,6 +52,8 @@ interface OpenCollection {
   datastore: NedbDatastore;
   ready: Promise<void>;
   queue: SerialQueue;
+  /** The datafile's writer; `null` in memory. */
+  log: AppendLog | null;
 }
 
 /**
@@ -52,6 +69,7 @@ class EmbeddedStore implements Store {
   readonly #onBackgroundError: (error: StoreError) => void;
   readonly #collections = new Map<string, OpenCollection>();
   #timer: NodeJS.Timeout | undefined;
+  #syncTimer: NodeJS.Timeout | undefined;
   #compacting = false;
   #closing: Promise<void> | undefined;
 
@@ -63,6 +81,10 @@ class EmbeddedStore implements Store {
     if (directory !== null && interval > 0) {
       // unref: a forgotten close must not keep the process alive.
       this.#timer = setInterval(() => void this.#compactInBackground(), Math.min(interval, MAX_TIMER_MS)).unref();
+    }
+    const syncInterval = options.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS;
+    if (directory !== null && syncInterval > 0) {
+      this.#syncTimer = setInterval(() => this.#syncInBackground(), Math.min(syncInterval, MAX_TIMER_MS)).unref();
     }
   }
 
@@ -82,15 +104,36 @@ class EmbeddedStore implements Store {
   }
 
   #openCollection(name: string): OpenCollection {
-    const datastore = new Datastore({
-      ...(this.#directory === null ? { inMemoryOnly: true } : { filename: join(this.#directory, `${name}.db`) }),
-      autoload: true,
-      // With an onload callback nedb reports a failed load there instead of
-      // rethrowing it unhandled; the failure reaches callers through `ready`.
-      onload: () => undefined,
-    });
-    const ready = datastore.autoloadPromise ?? Promise.resolve();
     const queue = new SerialQueue();
+    if (this.#directory === null) {
+      const datastore = new Datastore({ inMemoryOnly: true, autoload: true, onload: () => undefined });
+      const ready = datastore.autoloadPromise ?? Promise.resolve();
+      return this.#assemble(name, datastore, ready, queue, null);
+    }
+    const filename = join(this.#directory, `${name}.db`);
+    const datastore = new Datastore({ filename });
+    const log = new AppendLog(filename);
+    replacePersistence(datastore, log);
+    const ready = repairTornTail(filename).then(async (dropped) => {
+      if (dropped > 0) {
+        this.#onBackgroundError(
+          new StoreError(`embedded ${name}: dropped a torn last line (${dropped} bytes) left by a crash`),
+        );
+      }
+      await datastore.loadDatabaseAsync();
+    });
+    // Callers see a failed load through `ready`; it must not also be an unhandled rejection.
+    ready.catch(() => undefined);
+    return this.#assemble(name, datastore, ready, queue, log);
+  }
+
+  #assemble(
+    name: string,
+    datastore: NedbDatastore,
+    ready: Promise<void>,
+    queue: SerialQueue,
+    log: AppendLog | null,
+  ): OpenCollection {
     const collection = new EmbeddedCollection<StoreDocument>({
       name,
       datastore,
@@ -98,7 +141,16 @@ class EmbeddedStore implements Store {
       queue,
       assertOpen: this.#assertOpen,
     });
-    return { collection, datastore, ready, queue };
+    return { collection, datastore, ready, queue, log };
+  }
+
+  #syncInBackground(): void {
+    for (const [name, open] of this.#collections) {
+      if (open.log?.dirty !== true) continue;
+      open.log.sync().catch((error: unknown) => {
+        this.#onBackgroundError(new StoreError(`embedded flush of ${name} failed`, { cause: error, retryable: true }));
+      });
+    }
   }
 
   async #compactInBackground(): Promise<void> {
@@ -127,6 +179,7 @@ class EmbeddedStore implements Store {
 
   async #finish(): Promise<void> {
     clearInterval(this.#timer);
+    clearInterval(this.#syncTimer);
     const results = await Promise.allSettled(
       [...this.#collections.entries()].map(async ([name, open]) => {
         await open.queue.idle();
@@ -134,17 +187,40 @@ class EmbeddedStore implements Store {
           () => true,
           () => false,
         );
-        if (!loaded || this.#directory === null) return;
+        if (!loaded || open.log === null) return;
         try {
           await open.datastore.compactDatafileAsync();
         } catch (error) {
           throw new StoreError(`embedded compaction of ${name} on close failed`, { cause: error });
+        } finally {
+          await open.log.detach();
         }
       }),
     );
     const failure = results.find((result) => result.status === 'rejected');
     if (failure !== undefined) throw failure.reason;
   }
+}
+
+/**
+ * Routes nedb's appends through `log` (one open file, one write per change)
+ * instead of nedb's open/append/close per change. Compaction (and the load,
+ * which compacts) replaces the file by a rename: the log lets go of the old
+ * one first and opens the new one at its next append. Both run inside nedb's
+ * executor, so no append interleaves with them.
+ */
+function replacePersistence(datastore: NedbDatastore, log: AppendLog): void {
+  const persistence = datastore.persistence;
+  const rewrite = persistence.persistCachedDatabaseAsync.bind(persistence);
+  persistence.persistNewStateAsync = async (documents) => {
+    let lines = '';
+    for (const document of documents) lines += serializeDocument(document) + '\n';
+    log.append(lines);
+  };
+  persistence.persistCachedDatabaseAsync = async () => {
+    await log.detach();
+    await rewrite();
+  };
 }
 
 /**
@@ -156,6 +232,10 @@ export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<
   const interval = options.compactionIntervalMs;
   if (interval !== undefined && (!Number.isFinite(interval) || interval < 0)) {
     throw new StoreError('compactionIntervalMs must be a non-negative number');
+  }
+  const sync = options.syncIntervalMs;
+  if (sync !== undefined && (!Number.isFinite(sync) || sync < 0)) {
+    throw new StoreError('syncIntervalMs must be a non-negative number');
   }
   if (options.inMemory === true) return new EmbeddedStore(options, null);
   const directory = join(options.dataDir, options.database);

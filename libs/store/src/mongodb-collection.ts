@@ -30,6 +30,10 @@ import {
 } from './validate.ts';
 
 const DUPLICATE_KEY_CODES = new Set([11000, 11001, 12582]);
+/** IndexOptionsConflict, IndexKeySpecsConflict: an index on these keys exists with other options or name. */
+const INDEX_CONFLICT_CODES = new Set([85, 86]);
+/** The collection does not exist (yet). */
+const NAMESPACE_NOT_FOUND = 26;
 const RETRYABLE_LABELS = ['RetryableWriteError', 'TransientTransactionError', 'ResetPool'];
 /** Upserts racing on a unique key may lose with E11000; the retry then finds the winner. */
 const UPSERT_ATTEMPTS = 3;
@@ -235,12 +239,41 @@ export class MongoCollection<T extends StoreDocument> implements Collection<T> {
 
   async createIndex(keys: IndexSpec, options: IndexOptions = {}): Promise<string> {
     const name = checkIndex(keys, options);
-    return this.#run('createIndex', () =>
-      // Only `true` options are sent: an explicit `false` could read as other options than an existing index's.
+    // Only `true` options are sent: an explicit `false` could read as other options than an existing index's.
+    const create = () =>
       this.#collection.createIndex(
         { ...keys },
         { name, ...(options.unique === true && { unique: true }), ...(options.sparse === true && { sparse: true }) },
-      ),
-    );
+      );
+    return this.#run('createIndex', async () => {
+      try {
+        return await create();
+      } catch (error) {
+        if (!(error instanceof MongoError) || !INDEX_CONFLICT_CODES.has(Number(error.code))) throw error;
+        // The same keys with other options (or under another name): rebuild it as asked.
+        await this.#dropIndexesOn(keys);
+        return create();
+      }
+    });
+  }
+
+  async dropIndex(keys: IndexSpec): Promise<boolean> {
+    checkIndex(keys, {});
+    if (Object.keys(keys).length === 1 && '_id' in keys) throw new StoreError('the _id index cannot be dropped');
+    return this.#run('dropIndex', () => this.#dropIndexesOn(keys));
+  }
+
+  async #dropIndexesOn(keys: IndexSpec): Promise<boolean> {
+    let existing: Document[];
+    try {
+      existing = await this.#collection.indexes();
+    } catch (error) {
+      if (error instanceof MongoError && Number(error.code) === NAMESPACE_NOT_FOUND) return false;
+      throw error;
+    }
+    const wanted = JSON.stringify(Object.entries(keys));
+    const matching = existing.filter((index) => JSON.stringify(Object.entries(index.key as object)) === wanted);
+    for (const index of matching) await this.#collection.dropIndex(String(index.name));
+    return matching.length > 0;
   }
 }

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import nedbModule from '@seald-io/nedb';
 
 /**
@@ -37,10 +38,24 @@ export interface NedbOptions {
   onload?: (error: Error | null) => void;
 }
 
+/**
+ * The persistence object of a file-backed datastore. The embedded adapter
+ * replaces its two write paths on the instance (see `embedded.ts`).
+ */
+export interface NedbPersistence {
+  /** Appends the lines of changed documents (and index markers). */
+  persistNewStateAsync(documents: readonly object[]): Promise<void>;
+  /** Rewrites the whole datafile (crash-safe: temporary file, fsync, rename). */
+  persistCachedDatabaseAsync(): Promise<void>;
+}
+
 /** One nedb datastore: a collection backed by one append-only file. */
 export interface NedbDatastore {
   /** Set when `autoload` is on; rejects when the datafile cannot be loaded. */
   readonly autoloadPromise: Promise<void> | null;
+  readonly persistence: NedbPersistence;
+  /** Loads the datafile (compacting it); commands wait in nedb's queue until then. */
+  loadDatabaseAsync(): Promise<void>;
   findAsync(query: NedbQuery, projection?: Record<string, number>): NedbCursor<NedbDocument[]>;
   countAsync(query: NedbQuery): NedbCursor<number>;
   insertAsync(document: NedbQuery): Promise<NedbDocument>;
@@ -52,7 +67,37 @@ export interface NedbDatastore {
   ): Promise<NedbUpdateResult>;
   removeAsync(query: NedbQuery, options: { multi?: boolean }): Promise<number>;
   ensureIndexAsync(options: { fieldName: string | string[]; unique?: boolean; sparse?: boolean }): Promise<void>;
+  /** Takes the index's name: its field, or its fields sorted and comma-joined. */
+  removeIndexAsync(fieldName: string): Promise<void>;
+  /** The indexes by name (see `removeIndexAsync`), `_id` included. */
+  readonly indexes: Readonly<Record<string, { readonly unique: boolean; readonly sparse: boolean }>>;
   compactDatafileAsync(): Promise<void>;
+}
+
+const nedbModel = createRequire(import.meta.url)('@seald-io/nedb/lib/model.js') as {
+  serialize(document: object): string;
+};
+
+/** True when `value` holds a `Date` anywhere (nedb writes those as `{"$$date": ms}`). */
+function holdsDate(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (value instanceof Date) return true;
+  if (Array.isArray(value)) return value.some(holdsDate);
+  for (const key in value) if (holdsDate((value as Record<string, unknown>)[key])) return true;
+  return false;
+}
+
+/**
+ * One document as one datafile line, as nedb writes it. nedb's own
+ * serialiser passes a replacer to `JSON.stringify` (a call into JavaScript
+ * for every key, to write dates as `$$date` and to check key names again),
+ * the largest single cost of a write. Documents here are JSON (instants are
+ * strings or numbers) whose keys nedb already checked when it built them, so
+ * a document without a `Date` is written by `JSON.stringify` alone, byte for
+ * byte what nedb would write; one with a `Date` still goes through nedb's.
+ */
+export function serializeDocument(document: object): string {
+  return holdsDate(document) ? nedbModel.serialize(document) : JSON.stringify(document);
 }
 
 /** Constructor of {@link NedbDatastore}. */

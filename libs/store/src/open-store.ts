@@ -19,7 +19,12 @@ export interface OpenStoreOptions {
   inMemory?: boolean;
   /** Embedded only: background compaction period in ms, `0` for none. @default 600000 (10 minutes) */
   compactionIntervalMs?: number;
-  /** Embedded only: receives background compaction failures (log them). @default ignore */
+  /**
+   * Embedded only: `fdatasync` period of appended datafiles in ms, `0` to leave
+   * flushing to the operating system. @default 1000
+   */
+  syncIntervalMs?: number;
+  /** Embedded only: receives background compaction and flush failures and torn-line repairs (log them). @default ignore */
   onBackgroundError?: (error: StoreError) => void;
 }
 

@@ -194,8 +194,16 @@ export interface Collection<T extends StoreDocument> {
   findOneAndUpdate(filter: Filter<T>, update: Update<T>, options?: FindOneAndUpdateOptions): Promise<T | null>;
   deleteOne(filter: Filter<T>): Promise<DeleteResult>;
   deleteMany(filter: Filter<T>): Promise<DeleteResult>;
-  /** Idempotent; resolves to the index name (`field_1_other_-1`). */
+  /**
+   * Idempotent; resolves to the index name (`field_1_other_-1`). An index on
+   * the same keys with other `unique`/`sparse` options is rebuilt with these.
+   */
   createIndex(keys: IndexSpec, options?: IndexOptions): Promise<string>;
+  /**
+   * Drops the index on exactly these keys (a repository that no longer
+   * wants one); resolves false when there is none. The `_id` index stays.
+   */
+  dropIndex(keys: IndexSpec): Promise<boolean>;
 }
 
 /** A database owned by one service. */

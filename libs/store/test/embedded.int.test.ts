@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -104,6 +104,97 @@ describe('embedded store files', () => {
     await expect(store.collection('broken').insertOne({ _id: 'x' })).rejects.toSatisfy(isStoreError);
     await vi.waitFor(() => expect(failures.length).toBeGreaterThan(0), { timeout: 5_000 });
     expect(failures[0]?.retryable).toBe(true);
+  });
+
+  it('has every acknowledged write in the datafile without a close (a crashed process loses none)', async () => {
+    store = await openStore({ dataDir, database: 'svc', compactionIntervalMs: 0 });
+    const tasks = store.collection<{ _id: string; n: number }>('tasks');
+    await tasks.insertMany([
+      { _id: 'a', n: 0 },
+      { _id: 'b', n: 0 },
+    ]);
+    await tasks.updateOne({ _id: 'a' }, { $inc: { n: 2 } });
+    await tasks.deleteOne({ _id: 'b' });
+    const restarted = await openStore({ dataDir, database: 'svc', compactionIntervalMs: 0 });
+    try {
+      expect(await restarted.collection('tasks').find({})).toEqual([{ _id: 'a', n: 2 }]);
+    } finally {
+      await restarted.close();
+    }
+  });
+
+  it('drops a torn last line left by a crash, reports it, and appends after it', async () => {
+    await mkdir(join(dataDir, 'svc'), { recursive: true });
+    const file = join(dataDir, 'svc', 'tasks.db');
+    // One sound line and a torn one: 50% corrupt, which nedb alone refuses to load.
+    await writeFile(file, '{"_id":"a","n":1}\n{"_id":"b","n":');
+    const reports: StoreError[] = [];
+    store = await openStore({
+      dataDir,
+      database: 'svc',
+      compactionIntervalMs: 0,
+      onBackgroundError: (e) => reports.push(e),
+    });
+    const tasks = store.collection<{ _id: string; n: number }>('tasks');
+    expect(await tasks.find({})).toEqual([{ _id: 'a', n: 1 }]);
+    expect(reports.map((e) => e.message)).toEqual([expect.stringContaining('torn last line')]);
+    await tasks.insertOne({ _id: 'c', n: 3 });
+    const restarted = await openStore({ dataDir, database: 'svc', compactionIntervalMs: 0 });
+    try {
+      expect(await restarted.collection('tasks').find({}, { sort: { _id: 1 } })).toEqual([
+        { _id: 'a', n: 1 },
+        { _id: 'c', n: 3 },
+      ]);
+    } finally {
+      await restarted.close();
+    }
+  });
+
+  it('keeps a complete last line that lacks its newline and appends on a line of its own', async () => {
+    await mkdir(join(dataDir, 'svc'), { recursive: true });
+    await writeFile(join(dataDir, 'svc', 'tasks.db'), '{"_id":"a","n":1}');
+    store = await openStore({ dataDir, database: 'svc', compactionIntervalMs: 0 });
+    await store.collection<{ _id: string; n: number }>('tasks').insertOne({ _id: 'b', n: 2 });
+    expect(await lines(join(dataDir, 'svc', 'tasks.db'))).toEqual(['{"_id":"a","n":1}', '{"_id":"b","n":2}']);
+  });
+
+  it('appends to the new datafile once a background compaction replaced it', async () => {
+    store = await openStore({ dataDir, database: 'svc', compactionIntervalMs: 20 });
+    const tasks = store.collection<{ _id: string; n: number }>('tasks');
+    await tasks.insertOne({ _id: 'a', n: 0 });
+    await tasks.updateOne({ _id: 'a' }, { $inc: { n: 1 } });
+    const file = join(dataDir, 'svc', 'tasks.db');
+    await vi.waitFor(async () => expect(await lines(file)).toEqual(['{"_id":"a","n":1}']), { timeout: 5_000 });
+    await tasks.insertOne({ _id: 'b', n: 0 });
+    await vi.waitFor(
+      async () => expect((await lines(file)).sort()).toEqual(['{"_id":"a","n":1}', '{"_id":"b","n":0}']),
+      {
+        timeout: 5_000,
+      },
+    );
+  });
+
+  it('writes plain documents as JSON lines and a Date as nedb does, readable after a restart', async () => {
+    store = await openStore({ dataDir, database: 'svc', compactionIntervalMs: 0 });
+    const at = new Date('2026-01-02T03:04:05.678Z');
+    await store.collection<{ _id: string; list?: unknown[]; n?: number; at?: Date }>('tasks').insertMany([
+      { _id: 'plain', list: [1, null, { deep: 'x' }], n: 1.5 },
+      { _id: 'dated', at },
+    ]);
+    expect(await lines(join(dataDir, 'svc', 'tasks.db'))).toEqual([
+      '{"_id":"plain","list":[1,null,{"deep":"x"}],"n":1.5}',
+      `{"_id":"dated","at":{"$$date":${at.getTime()}}}`,
+    ]);
+    const restarted = await openStore({ dataDir, database: 'svc', compactionIntervalMs: 0 });
+    try {
+      expect(await restarted.collection('tasks').findOne({ _id: 'dated' })).toEqual({ _id: 'dated', at });
+    } finally {
+      await restarted.close();
+    }
+  });
+
+  it('refuses a negative flush period', async () => {
+    await expect(openStore({ dataDir, database: 'svc', syncIntervalMs: -1 })).rejects.toSatisfy(isStoreError);
   });
 
   it('refuses an invalid database name', async () => {

@@ -93,6 +93,41 @@ export function indexContract(context: ContractContext): void {
     expect(isDuplicateKeyError(await caught(keyed().createIndex({ email: 1 }, { unique: true })))).toBe(true);
   });
 
+  it('rebuilds an index whose options changed: unique, then sparse', async () => {
+    await keyed().createIndex({ email: 1 });
+    await keyed().createIndex({ email: 1 }, { unique: true });
+    await keyed().insertOne({ tenant: 't', email: 'a@x' });
+    expect(isDuplicateKeyError(await caught(keyed().insertOne({ email: 'a@x' })))).toBe(true);
+    await keyed().insertOne({ tenant: 'no email' });
+    expect(isDuplicateKeyError(await caught(keyed().insertOne({ tenant: 'no email either' })))).toBe(true);
+    expect(await keyed().createIndex({ email: 1 }, { unique: true, sparse: true })).toBe('email_1');
+    await keyed().insertOne({ tenant: 'no email either' });
+    expect(isDuplicateKeyError(await caught(keyed().insertOne({ email: 'a@x' })))).toBe(true);
+  });
+
+  it('drops an index by its keys, once', async () => {
+    await keyed().createIndex({ tenant: 1, key: -1 }, { unique: true });
+    await keyed().insertOne({ tenant: 't', key: 'k' });
+    expect(await keyed().dropIndex({ tenant: 1, key: -1 })).toBe(true);
+    await keyed().insertOne({ tenant: 't', key: 'k' });
+    expect(await keyed().countDocuments({ tenant: 't' })).toBe(2);
+    expect(await keyed().dropIndex({ tenant: 1, key: -1 })).toBe(false);
+    expect(await context.store().collection('never-used').dropIndex({ tenant: 1 })).toBe(false);
+  });
+
+  it('keeps a dropped index dropped across reopen (durable targets)', async (test) => {
+    if (!context.target().durable) test.skip();
+    await keyed().createIndex({ email: 1 }, { unique: true });
+    await keyed().dropIndex({ email: 1 });
+    await context.reopen();
+    await keyed().insertMany([{ email: 'a@x' }, { email: 'a@x' }]);
+    expect(await keyed().countDocuments({ email: 'a@x' })).toBe(2);
+  });
+
+  it('never drops the _id index', async () => {
+    await expect(keyed().dropIndex({ _id: 1 })).rejects.toThrow(StoreError);
+  });
+
   it('refuses an empty index, a bad direction and a compound sparse index', async () => {
     await expect(keyed().createIndex({})).rejects.toThrow(StoreError);
     await expect(keyed().createIndex({ email: 2 as 1 })).rejects.toThrow(StoreError);

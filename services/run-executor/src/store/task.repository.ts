@@ -1,5 +1,5 @@
 import { isDuplicateKeyError, paginate } from '@ars/store';
-import type { Collection, Filter, Page, Store } from '@ars/store';
+import type { Collection, Filter, IndexSpec, Page, Store } from '@ars/store';
 import { TASK_STATUSES, TERMINAL_TASK_STATUSES } from '@ars/contracts';
 import type { TaskStatus } from '@ars/contracts';
 import type { PauseRecord } from '../domain/pause.ts';
@@ -94,6 +94,28 @@ function now(): string {
   return new Date().toISOString();
 }
 
+/** The compound indexes behind `tasks.list` and `search.tasks` (equality on the identity, newest first). */
+const COMPOUND_LIST_INDEXES: readonly IndexSpec[] = [
+  { tenant: 1, user: 1, session: 1, created_at: -1 },
+  { tenant: 1, created_at: -1 },
+];
+
+/**
+ * Brings the list indexes to what the store can use. MongoDB serves the
+ * lists from the compound indexes. The embedded store (nedb) answers from an
+ * index only on equality over every one of its fields and never sorts with
+ * one, so there they would serve no read and cost every task write two
+ * compound-key tree updates (a run writes its task about seven times); an
+ * index on `session` alone would be worse, since nedb keeps one list per key
+ * and scans the session's list on every write of its tasks. The embedded
+ * store scans for lists instead, and drops the compound indexes an earlier
+ * version made.
+ */
+async function ensureListIndexes(store: Store, tasks: Collection<TaskRecord>): Promise<void> {
+  const mongodb = store.kind === 'mongodb';
+  await Promise.all(COMPOUND_LIST_INDEXES.map((keys) => (mongodb ? tasks.createIndex(keys) : tasks.dropIndex(keys))));
+}
+
 /** The store-backed {@link TaskRepository}; creates its indexes (idempotent). */
 export async function createTaskRepository(store: Store): Promise<TaskRepository> {
   const tasks: Collection<TaskRecord> = store.collection<TaskRecord>(TASKS_COLLECTION);
@@ -101,9 +123,9 @@ export async function createTaskRepository(store: Store): Promise<TaskRepository
   await Promise.all([
     // Race-free idempotency: one task per (tenant, user, session, key); tasks without a key are left out.
     tasks.createIndex({ idempotency_scope: 1 }, { unique: true, sparse: true }),
-    tasks.createIndex({ tenant: 1, user: 1, session: 1, created_at: -1 }),
-    tasks.createIndex({ tenant: 1, created_at: -1 }),
-    tasks.createIndex({ parent_task_id: 1 }),
+    // Children of a run (the cascade at every run's end); sparse: top-level runs, nearly all, carry none.
+    tasks.createIndex({ parent_task_id: 1 }, { sparse: true }),
+    ensureListIndexes(store, tasks),
     pauses.createIndex({ tenant: 1, user: 1, session: 1, requested_at: 1 }),
     pauses.createIndex({ task_id: 1 }),
   ]);

@@ -97,4 +97,17 @@ describe('task repository (embedded, in memory)', () => {
     await expect(tasks.eraseSession({ tenant: 't', user: 'u', session: 's' })).resolves.toBe(0);
     expect(await tasks.getTask('b')).not.toBeNull();
   });
+
+  it('lists the live children of a run and none of the top-level tasks', async () => {
+    await tasks.insertTask(record('parent'));
+    await tasks.insertTask({ ...record('child-1'), parent_task_id: 'parent' });
+    await tasks.insertTask({ ...record('child-2'), parent_task_id: 'parent' });
+    await tasks.insertTask(record('other'));
+    await tasks.markTerminal('child-2', 'complete');
+    const page = await tasks.listTasks(
+      { parent_task_id: 'parent', status: { $nin: ['complete', 'failed', 'cancelled'] } },
+      { limit: 10 },
+    );
+    expect(page.items.map((t) => t.task_id)).toEqual(['child-1']);
+  });
 });

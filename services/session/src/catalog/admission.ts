@@ -39,6 +39,21 @@ function erasedError(): ServiceError {
 
 /** Creates the catalog's lifecycle operations. */
 export function createCatalog({ sessions, events, now }: CatalogDeps): Catalog {
+  /**
+   * A normal turn, the common case, in one conditional write: it matches only
+   * an `open` entry, so a tombstone (or a closed session) falls through to
+   * the full path, which reads the entry and decides. The store stays the
+   * only authority: nothing about a session is remembered between calls.
+   */
+  async function touchIfOpen(triple: SessionTriple): Promise<AdmitState | undefined> {
+    const at = now();
+    if (!(await sessions.touchOpen(triple, at.toISOString()))) return undefined;
+    // A normal turn sits on the start's critical path: the touch is recorded;
+    // its event (best effort, failures logged) need not hold the start back.
+    void events.touched(triple, at);
+    return 'open';
+  }
+
   async function admitOnce(triple: SessionTriple): Promise<AdmitState | undefined> {
     const at = now();
     const iso = at.toISOString();
@@ -49,14 +64,7 @@ export function createCatalog({ sessions, events, now }: CatalogDeps): Catalog {
       return 'opened';
     }
     if (isTombstone(existing.status)) throw erasedError();
-    if (existing.status === 'open') {
-      if (!(await sessions.touchOpen(triple, iso))) return undefined;
-      // A normal turn sits on the start's critical path: the touch is
-      // recorded above; its event (best effort, failures logged) need not
-      // hold the start back.
-      void events.touched(triple, at);
-      return 'open';
-    }
+    if (existing.status === 'open') return touchIfOpen(triple);
     const before = await sessions.reopen(triple, iso);
     if (before === null) return undefined;
     await events.reopened(triple, at, before.closed_reason ?? '');
@@ -65,6 +73,8 @@ export function createCatalog({ sessions, events, now }: CatalogDeps): Catalog {
 
   return {
     async admit(triple) {
+      const open = await touchIfOpen(triple);
+      if (open !== undefined) return open;
       // Each step is one conditional write; losing a race (a concurrent first
       // use, the reaper closing it) means reading again.
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {

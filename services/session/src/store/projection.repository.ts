@@ -1,13 +1,15 @@
 import { TASK_STATUSES } from '@ars/contracts';
 import type { StatusCounts, TaskStatus } from '@ars/contracts';
 import { isDuplicateKeyError } from '@ars/store';
-import type { Collection, Filter, Store } from '@ars/store';
+import type { Collection, Filter, IndexSpec, Store } from '@ars/store';
 import type { SessionTriple } from '../domain/session.ts';
 
 /** Collection of the per-session task projection (the latest status of each task seen on the stream). */
 export const SESSION_TASKS_COLLECTION = 'session_tasks';
 /** Collection of the per-session artifact projection (artifacts uploaded and not deleted). */
 export const SESSION_ARTIFACTS_COLLECTION = 'session_artifacts';
+/** Collection of the per-session task totals (one row per session, see {@link ProjectionRepository.taskTotal}). */
+export const SESSION_TASK_TOTALS_COLLECTION = 'session_task_totals';
 
 interface OwnedDoc {
   _id: string;
@@ -22,6 +24,12 @@ export interface SessionTaskDoc extends OwnedDoc {
   status: TaskStatus;
   /** Stream sequence of the event that set `status`; older events never overwrite it. */
   last_sequence: number;
+}
+
+/** How many tasks a session has had; `last_counted` makes a repeated count of one task a no-op. */
+interface TaskTotalDoc extends OwnedDoc {
+  total: number;
+  last_counted: string;
 }
 
 /** An artifact of a session. */
@@ -42,8 +50,15 @@ export interface ProjectionRepository {
   ensureIndexes(): Promise<void>;
   /** Sets the task's status unless a later event already did. */
   applyTask(triple: SessionTriple, taskId: string, status: TaskStatus, sequence: number): Promise<TaskApplied>;
+  /** Exact counts by status (a read of the session's rows); also repairs the session's total. */
   taskCounts(triple: SessionTriple): Promise<StatusCounts>;
-  /** How many tasks of the session have been seen. */
+  /**
+   * How many tasks of the session have been seen: a counter kept by
+   * {@link applyTask}, one read whatever the session's size. A crash between
+   * a task's first row and its count can leave it one short (rarely, one
+   * over, when that task's event is redelivered after others); the next
+   * {@link taskCounts} sets it right. Sessions without a counter are counted.
+   */
   taskTotal(triple: SessionTriple): Promise<number>;
   addArtifact(triple: SessionTriple, artifactId: string): Promise<void>;
   removeArtifact(triple: SessionTriple, artifactId: string): Promise<void>;
@@ -52,18 +67,46 @@ export interface ProjectionRepository {
   deleteSession(triple: SessionTriple): Promise<number>;
 }
 
-function ownedBy(triple: SessionTriple): Filter<OwnedDoc> {
-  return { tenant: triple.tenant, user: triple.user, session_id: triple.session };
-}
-
 function rowId(triple: SessionTriple, id: string): string {
   return JSON.stringify([triple.tenant, triple.user, triple.session, id]);
 }
+
+function totalId(triple: SessionTriple): string {
+  return JSON.stringify([triple.tenant, triple.user, triple.session]);
+}
+
+/**
+ * The rows of one session: a range of `_id`s. Every row's `_id` is the JSON
+ * array `["<tenant>","<user>","<session>","<id>"]`, so the rows of a triple
+ * are exactly those starting with `["<tenant>","<user>","<session>","` (JSON
+ * strings end at their closing quote: no other triple shares the prefix).
+ * Both stores answer a range from their `_id` index, reading only the
+ * session's rows; the owner fields are matched too.
+ */
+function ownedBy(triple: SessionTriple): Filter<OwnedDoc> {
+  const prefix = JSON.stringify([triple.tenant, triple.user, triple.session]).slice(0, -1) + ',';
+  return {
+    _id: { $gte: `${prefix}"`, $lt: `${prefix}#` },
+    tenant: triple.tenant,
+    user: triple.user,
+    session_id: triple.session,
+  };
+}
+
+/**
+ * Secondary indexes for MongoDB. On the embedded store (nedb), whose
+ * indexes keep one list per key, a status-keyed index costs a scan of the
+ * session's rows at every status change; reads go by `_id` ranges instead,
+ * so it keeps none and drops those an earlier version made.
+ */
+const TASK_INDEXES: readonly IndexSpec[] = [{ tenant: 1, user: 1, session_id: 1, status: 1 }];
+const ARTIFACT_INDEXES: readonly IndexSpec[] = [{ tenant: 1, user: 1, session_id: 1 }];
 
 /** The store-backed projections. */
 export function createProjectionRepository(store: Store): ProjectionRepository {
   const tasks: Collection<SessionTaskDoc> = store.collection<SessionTaskDoc>(SESSION_TASKS_COLLECTION);
   const artifacts: Collection<SessionArtifactDoc> = store.collection<SessionArtifactDoc>(SESSION_ARTIFACTS_COLLECTION);
+  const totals: Collection<TaskTotalDoc> = store.collection<TaskTotalDoc>(SESSION_TASK_TOTALS_COLLECTION);
   const owner = (triple: SessionTriple) => ({ tenant: triple.tenant, user: triple.user, session_id: triple.session });
 
   async function applyTask(
@@ -77,6 +120,7 @@ export function createProjectionRepository(store: Store): ProjectionRepository {
     if (existing === null) {
       try {
         await tasks.insertOne({ _id, ...owner(triple), task_id: taskId, status, last_sequence: sequence });
+        await countTask(triple, taskId);
         return { isNew: true };
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
@@ -89,22 +133,59 @@ export function createProjectionRepository(store: Store): ProjectionRepository {
     return { prior: existing.status, isNew: false };
   }
 
+  /** Adds one to the session's total, once per task even when the same task's count is retried. */
+  async function countTask(triple: SessionTriple, taskId: string): Promise<void> {
+    try {
+      await totals.updateOne(
+        { _id: totalId(triple), last_counted: { $ne: taskId } },
+        { $inc: { total: 1 }, $set: { last_counted: taskId }, $setOnInsert: owner(triple) },
+        { upsert: true },
+      );
+    } catch (error) {
+      // The row exists and counted this task already (the upsert's insert collided).
+      if (!isDuplicateKeyError(error)) throw error;
+    }
+  }
+
+  /** The exact number of the session's rows, by status. */
+  async function countRows(triple: SessionTriple): Promise<StatusCounts> {
+    const rows = await tasks.find(ownedBy(triple) as Filter<SessionTaskDoc>, { projection: { status: 1 } });
+    const counts = Object.fromEntries(TASK_STATUSES.map((status) => [status, 0])) as StatusCounts;
+    for (const row of rows) counts[row.status] += 1;
+    return counts;
+  }
+
+  async function setTotal(triple: SessionTriple, total: number): Promise<void> {
+    await totals.updateOne(
+      { _id: totalId(triple) },
+      { $set: { total }, $setOnInsert: owner(triple) },
+      { upsert: true },
+    );
+  }
+
   return {
     async ensureIndexes() {
-      await tasks.createIndex({ tenant: 1, user: 1, session_id: 1, status: 1 });
-      await artifacts.createIndex({ tenant: 1, user: 1, session_id: 1 });
+      const mongodb = store.kind === 'mongodb';
+      for (const keys of TASK_INDEXES) await (mongodb ? tasks.createIndex(keys) : tasks.dropIndex(keys));
+      for (const keys of ARTIFACT_INDEXES) await (mongodb ? artifacts.createIndex(keys) : artifacts.dropIndex(keys));
     },
 
     applyTask,
 
     async taskCounts(triple) {
-      const counts = await Promise.all(
-        TASK_STATUSES.map((status) => tasks.countDocuments({ ...ownedBy(triple), status } as Filter<SessionTaskDoc>)),
-      );
-      return Object.fromEntries(TASK_STATUSES.map((status, i) => [status, counts[i] ?? 0])) as StatusCounts;
+      const [counts, counter] = await Promise.all([countRows(triple), totals.findOne({ _id: totalId(triple) })]);
+      const total = TASK_STATUSES.reduce((sum, status) => sum + counts[status], 0);
+      if (counter !== null && counter.total !== total) await setTotal(triple, total);
+      return counts;
     },
 
-    taskTotal: (triple) => tasks.countDocuments(ownedBy(triple) as Filter<SessionTaskDoc>),
+    async taskTotal(triple) {
+      const counter = await totals.findOne({ _id: totalId(triple) });
+      if (counter !== null) return counter.total;
+      const total = await tasks.countDocuments(ownedBy(triple) as Filter<SessionTaskDoc>);
+      await setTotal(triple, total);
+      return total;
+    },
 
     async addArtifact(triple, artifactId) {
       try {
@@ -124,6 +205,7 @@ export function createProjectionRepository(store: Store): ProjectionRepository {
       const [t, a] = await Promise.all([
         tasks.deleteMany(ownedBy(triple) as Filter<SessionTaskDoc>),
         artifacts.deleteMany(ownedBy(triple) as Filter<SessionArtifactDoc>),
+        totals.deleteOne({ _id: totalId(triple) }),
       ]);
       return t.deletedCount + a.deletedCount;
     },

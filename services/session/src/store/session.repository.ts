@@ -1,5 +1,5 @@
 import { isDuplicateKeyError, paginate } from '@ars/store';
-import type { Collection, Filter, Page, Store, Update } from '@ars/store';
+import type { Collection, Filter, IndexSpec, Page, Store, Update } from '@ars/store';
 import type { TitleSource } from '@ars/contracts';
 import { IDLE_REASON, VISIBLE_STATES, isTombstone, sessionKey } from '../domain/session.ts';
 import type { CatalogState, ErasureProgress, SessionDoc, SessionTriple } from '../domain/session.ts';
@@ -53,9 +53,28 @@ export interface SessionRepository {
   findErasing(limit: number): Promise<SessionDoc[]>;
 }
 
+/**
+ * The one entry of a triple. `_id` is the triple's digest (`sessionKey`), so
+ * every lookup goes through the `_id` index on both stores; the triple itself
+ * is matched too (a digest collision could never return another's entry).
+ */
 function tripleFilter(triple: SessionTriple): Filter<SessionDoc> {
-  return { tenant: triple.tenant, user: triple.user, session_id: triple.session };
+  return { _id: sessionKey(triple), tenant: triple.tenant, user: triple.user, session_id: triple.session };
 }
+
+/**
+ * The catalog's secondary indexes, for MongoDB: the triple (also unique by
+ * `_id`), the reaper's idle scan and the lists. nedb answers from an index
+ * only on equality over all of its fields, so there they would serve no read
+ * (lookups go by `_id`; scans of the catalog are periodic or list reads) and
+ * cost every touch (one per start) three compound-key tree updates: the
+ * embedded store keeps none and drops those an earlier version made.
+ */
+const CATALOG_INDEXES: readonly { keys: IndexSpec; unique?: boolean }[] = [
+  { keys: { tenant: 1, user: 1, session_id: 1 }, unique: true },
+  { keys: { status: 1, last_seen_at: 1 } },
+  { keys: { tenant: 1, user: 1, last_seen_at: -1 } },
+];
 
 /** The store-backed catalog. */
 export function createSessionRepository(store: Store): SessionRepository {
@@ -87,9 +106,10 @@ export function createSessionRepository(store: Store): SessionRepository {
 
   return {
     async ensureIndexes() {
-      await sessions.createIndex({ tenant: 1, user: 1, session_id: 1 }, { unique: true });
-      await sessions.createIndex({ status: 1, last_seen_at: 1 });
-      await sessions.createIndex({ tenant: 1, user: 1, last_seen_at: -1 });
+      for (const { keys, unique } of CATALOG_INDEXES) {
+        if (store.kind === 'mongodb') await sessions.createIndex(keys, unique === true ? { unique } : {});
+        else await sessions.dropIndex(keys);
+      }
     },
 
     find: (triple) => sessions.findOne(tripleFilter(triple)),

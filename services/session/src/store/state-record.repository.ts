@@ -41,7 +41,12 @@ export function createStateRecordRepository(store: Store): StateRecordRepository
   const records: Collection<StateRecordDoc> = store.collection<StateRecordDoc>(STATE_RECORDS_COLLECTION);
   return {
     async ensureIndexes() {
-      await records.createIndex({ tenant: 1, user: 1, session_id: 1, seq: 1 });
+      // For MongoDB's history pages. nedb could not use it (it answers from an
+      // index only on equality over all of its fields) and every insert would
+      // pay for it: the embedded store scans for history reads instead.
+      const keys = { tenant: 1, user: 1, session_id: 1, seq: 1 } as const;
+      if (store.kind === 'mongodb') await records.createIndex(keys);
+      else await records.dropIndex(keys);
     },
 
     async insert(record) {

@@ -1,0 +1,359 @@
+/**
+ * Benchmark (issue 3): runs through the whole system, every process on this
+ * machine (nats-server, the six services, the gateway, this load generator).
+ *
+ * 1. latency:    start → `task.spawned` seen on SSE, and start → reply, at one client
+ *                (each run awaited to its end before the next start).
+ * 2. throughput: 3-step scripted runs/s, `--clients` concurrent clients (own
+ *                session, own SSE subscription), each waiting for its run's
+ *                terminal event before starting the next; CPU per run of each process.
+ * 3. control:    `inject_context` request → `control.applied` on SSE, at one client, on a live run.
+ * 4. rss:        resident memory of every process sampled over a sustained
+ *                throughput run of `--sustain` seconds.
+ *
+ *   node bench/runs.bench.ts [--phases latency,throughput,control,rss] [--samples 300]
+ *     [--duration 20000] [--warmup 5000] [--clients 16] [--executors 1] [--sustain 60]
+ *     [--sample-every 5] [--env K=V,K=V] [--mongo-url URL] [--cpu-prof-dir DIR]
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { ArsClient } from '@ars/client';
+import { startTestSystem } from '@ars/testkit';
+import type { TestSystem } from '@ars/testkit';
+import { quantile } from './src/load.ts';
+import { cpuSince, cpuSnapshot, mib, rssBytes } from './src/proc-stats.ts';
+import type { NamedProcess } from './src/proc-stats.ts';
+import { openRunClient, sseAvailable, TERMINAL_TYPES } from './src/run-driver.ts';
+import type { RunClient, WaitMode } from './src/run-driver.ts';
+
+const { values } = parseArgs({
+  options: {
+    phases: { type: 'string', default: 'latency,throughput,control,rss' },
+    samples: { type: 'string', default: '300' },
+    duration: { type: 'string', default: '20000' },
+    warmup: { type: 'string', default: '5000' },
+    clients: { type: 'string', default: '16' },
+    executors: { type: 'string', default: '1' },
+    sustain: { type: 'string', default: '60' },
+    'sample-every': { type: 'string', default: '5' },
+    env: { type: 'string', default: '' },
+    'mongo-url': { type: 'string' },
+    'cpu-prof-dir': { type: 'string' },
+    query: { type: 'string', default: '#script tool:echo{"a":1};tool:echo{"b":2};finish:done' },
+  },
+});
+const PHASES = new Set(values.phases.split(','));
+const SAMPLES = Number(values.samples);
+const DURATION_MS = Number(values.duration);
+const WARMUP_MS = Number(values.warmup);
+const CLIENTS = Number(values.clients);
+const EXECUTORS = values.executors.split(',').map(Number);
+const SUSTAIN_S = Number(values.sustain);
+const SAMPLE_EVERY_S = Number(values['sample-every']);
+const QUERY = values.query;
+const MONGO_URL = values['mongo-url'];
+
+const print = (line: string) => process.stdout.write(`${line}\n`);
+const f = (n: number, digits = 2) => n.toFixed(digits);
+const load = () => `load ${f(loadavg()[0] ?? 0)} on ${cpus().length} cores`;
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+function serviceEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of values.env.split(',').filter((p) => p !== '')) {
+    const eq = pair.indexOf('=');
+    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  const prof = values['cpu-prof-dir'];
+  if (prof !== undefined) env['NODE_OPTIONS'] = `--cpu-prof --cpu-prof-dir=${prof}`;
+  return env;
+}
+
+/** Every process of the system and this one. */
+function processes(system: TestSystem, extra: readonly NamedProcess[]): NamedProcess[] {
+  return [...system.system.processes(), ...extra, { name: 'load generator', pid: process.pid }];
+}
+
+function summary(values: number[]): string {
+  values.sort((a, b) => a - b);
+  return `p50 ${f(quantile(values, 0.5))} ms  p99 ${f(quantile(values, 0.99))} ms  max ${f(values.at(-1) ?? NaN)} ms  (n=${values.length})`;
+}
+
+async function newClient(system: TestSystem, mode: WaitMode, types: readonly string[]): Promise<RunClient> {
+  return openRunClient(system.client(), { session: `bench-${randomUUID().slice(0, 8)}`, types, mode });
+}
+
+/** 1. start → task.spawned (SSE) and start → reply, one client, runs one after another. */
+async function latencyPhase(system: TestSystem, mode: WaitMode): Promise<void> {
+  const client = await newClient(system, mode, ['task.spawned', ...TERMINAL_TYPES]);
+  const reply: number[] = [];
+  const spawned: number[] = [];
+  const ended: number[] = [];
+  const warm = Math.max(20, Math.floor(SAMPLES / 10));
+  for (let i = 0; i < warm + SAMPLES; i++) {
+    const t0 = performance.now();
+    const taskId = await client.start(QUERY);
+    const t1 = performance.now();
+    const seen = mode === 'sse' ? await client.next(taskId, ['task.spawned']) : Number.NaN;
+    await client.terminal(taskId);
+    const t2 = performance.now();
+    if (i < warm) continue;
+    reply.push(t1 - t0);
+    spawned.push(seen - t0);
+    ended.push(t2 - t0);
+  }
+  client.close();
+  print(`start → reply                 ${summary(reply)}`);
+  if (mode === 'sse') print(`start → task.spawned on SSE   ${summary(spawned)}`);
+  else print('start → task.spawned on SSE   not measured: GET /v1/events is not served');
+  print(`start → terminal event        ${summary(ended)}`);
+}
+
+interface Window {
+  readonly from: number;
+  readonly until: number;
+}
+
+/** Runs that ended so far (read while the clients run). */
+interface Outcome {
+  completed: number;
+  failed: number;
+  errors: number;
+}
+
+/** Closed-loop clients until `until`; counts runs that ended inside `window` (into `outcome`, live). */
+async function drive(
+  clients: readonly RunClient[],
+  window: Window,
+  outcome: Outcome = { completed: 0, failed: 0, errors: 0 },
+) {
+  const latencies: number[] = [];
+  const failures = new Map<string, number>();
+  await Promise.all(
+    clients.map(async (client) => {
+      while (performance.now() < window.until) {
+        const t0 = performance.now();
+        try {
+          const taskId = await client.start(QUERY);
+          const end = await client.terminal(taskId);
+          const t1 = performance.now();
+          if (t1 < window.from || t1 > window.until) continue;
+          latencies.push(t1 - t0);
+          if (end.type === 'task.completed') outcome.completed += 1;
+          else {
+            outcome.failed += 1;
+            const key = `${end.type} ${end.errorCode ?? ''}`.trim();
+            failures.set(key, (failures.get(key) ?? 0) + 1);
+          }
+        } catch (error) {
+          outcome.errors += 1;
+          if (outcome.errors <= 3) print(`  error: ${(error as Error).message}`);
+        }
+      }
+    }),
+  );
+  if (failures.size > 0) print(`  not completed: ${[...failures].map(([k, n]) => `${k} ×${n}`).join(', ')}`);
+  return { latencies, ...outcome };
+}
+
+async function openClients(system: TestSystem, mode: WaitMode): Promise<RunClient[]> {
+  return Promise.all(Array.from({ length: CLIENTS }, () => newClient(system, mode, TERMINAL_TYPES)));
+}
+
+/** 2. runs/s with `--clients` closed-loop clients; CPU ms per run of each process. */
+async function throughputPhase(system: TestSystem, mode: WaitMode, extra: readonly NamedProcess[]): Promise<void> {
+  const clients = await openClients(system, mode);
+  const from = performance.now() + WARMUP_MS;
+  const window = { from, until: from + DURATION_MS };
+  const procs = processes(system, extra);
+  let before = new Map<string, number>();
+  const snap = setTimeout(() => (before = cpuSnapshot(procs)), WARMUP_MS);
+  const result = await drive(clients, window);
+  clearTimeout(snap);
+  const used = cpuSince(procs, before);
+  for (const c of clients) c.close();
+  const seconds = DURATION_MS / 1000;
+  const runs = result.completed + result.failed;
+  print(
+    `runs/s ${f(runs / seconds, 1).padStart(7)}  (completed ${result.completed}, failed ${result.failed}, ` +
+      `errors ${result.errors}; start → terminal ${summary(result.latencies)})`,
+  );
+  const cpu = [...used.entries()].map(([name, s]) => `${name} ${f((s * 1000) / Math.max(1, runs))}`);
+  print(`  CPU ms per run: ${cpu.join(', ')}`);
+  const total = [...used.values()].reduce((a, b) => a + b, 0);
+  print(`  CPU total ${f(total / seconds)} cores of ${cpus().length}; ${load()}`);
+}
+
+/** 3. inject_context → control.applied on SSE, one client, on a run waiting in a tool. */
+async function controlPhase(system: TestSystem, mode: WaitMode): Promise<void> {
+  if (mode !== 'sse') {
+    print('control → control.applied     not measured: GET /v1/events is not served');
+    return;
+  }
+  const client = await newClient(system, mode, ['tool.invoked', 'control.applied', ...TERMINAL_TYPES]);
+  const api: ArsClient = system.client({ session: client.session });
+  const taskId = await client.start('#script tool:wait{ms:600000};finish:done');
+  await client.next(taskId, ['tool.invoked']);
+  const reply: number[] = [];
+  const applied: number[] = [];
+  const warm = Math.max(20, Math.floor(SAMPLES / 10));
+  for (let i = 0; i < warm + SAMPLES; i++) {
+    const t0 = performance.now();
+    await api.call('inject_context', { identity: { run: taskId }, payload: { note: `n${i}` } });
+    const t1 = performance.now();
+    const seen = await client.next(taskId, ['control.applied']);
+    if (i < warm) continue;
+    reply.push(t1 - t0);
+    applied.push(seen - t0);
+  }
+  await api.call('cancel', { identity: { run: taskId }, payload: { hard: true } });
+  await client.terminal(taskId);
+  client.close();
+  print(`control → reply               ${summary(reply)}`);
+  print(`control → control.applied     ${summary(applied)}`);
+}
+
+interface Sample {
+  readonly t: number;
+  readonly runs: number;
+  readonly rss: Map<string, number>;
+  readonly cpu: Map<string, number>;
+}
+
+/** Runs/s and CPU ms per run of each process between two samples. */
+function between(a: Sample, b: Sample): string {
+  const runs = b.runs - a.runs;
+  const cpu = [...b.cpu.entries()]
+    .map(([name, s]) => [name, ((s - (a.cpu.get(name) ?? NaN)) * 1000) / Math.max(1, runs)] as const)
+    .filter(([, ms]) => ms >= 0.05)
+    .map(([name, ms]) => `${name} ${f(ms)}`);
+  return `runs/s ${f(runs / (b.t - a.t), 1)}; CPU ms/run ${cpu.join(', ')}`;
+}
+
+/** 4. RSS of every process over a sustained run: warm value, end value, drift, slope; CPU per run early and late. */
+async function rssPhase(system: TestSystem, mode: WaitMode, extra: readonly NamedProcess[]): Promise<void> {
+  const clients = await openClients(system, mode);
+  const procs = processes(system, extra);
+  const started = performance.now();
+  const window = { from: started, until: started + SUSTAIN_S * 1000 };
+  const outcome: Outcome = { completed: 0, failed: 0, errors: 0 };
+  const samples: Sample[] = [];
+  const sample = () =>
+    samples.push({
+      t: (performance.now() - started) / 1000,
+      runs: outcome.completed + outcome.failed,
+      rss: new Map(procs.map((p) => [p.name, rssBytes(p.pid)])),
+      cpu: cpuSnapshot(procs),
+    });
+  sample();
+  const timer = setInterval(sample, SAMPLE_EVERY_S * 1000);
+  await drive(clients, window, outcome);
+  clearInterval(timer);
+  sample();
+  for (const c of clients) c.close();
+  // Warm: from a fifth of the run on (JIT, caches, buffers and heaps have grown to their working size).
+  const warmFrom = SUSTAIN_S / 5;
+  const warm = samples.filter((s) => s.t >= warmFrom);
+  const runs = outcome.completed + outcome.failed;
+  print(
+    `sustained ${SUSTAIN_S} s: ${runs} runs, runs/s ${f(runs / SUSTAIN_S, 1)} (failed ${outcome.failed}, errors ${outcome.errors}); ` +
+      `warm from ${f(warmFrom, 0)} s; ${load()}`,
+  );
+  const third = Math.max(1, Math.floor(warm.length / 3));
+  const [w0, w1, w2, w3] = [warm[0], warm[third], warm.at(-1 - third), warm.at(-1)];
+  if (w0 && w1 && w2 && w3) {
+    print(`  first third after warm-up: ${between(w0, w1)}`);
+    print(`  last third:                ${between(w2, w3)}`);
+  }
+  print(
+    `  ${'process'.padEnd(16)} ${'start'.padStart(8)} ${'warm'.padStart(8)} ${'max'.padStart(8)} ${'end'.padStart(8)}  drift   slope`,
+  );
+  for (const p of procs) {
+    const series = warm.map((s) => ({ t: s.t, v: s.rss.get(p.name) ?? NaN }));
+    const first = series[0]?.v ?? NaN;
+    const last = series.at(-1)?.v ?? NaN;
+    const max = Math.max(...series.map((s) => s.v));
+    const slope = slopePerMinute(series);
+    print(
+      `  ${p.name.padEnd(16)} ${mib(samples[0]?.rss.get(p.name) ?? NaN).padStart(8)} ${mib(first).padStart(8)} ` +
+        `${mib(max).padStart(8)} ${mib(last).padStart(8)}  ${f(((last - first) / first) * 100, 1).padStart(5)}%  ${mib(slope)} MiB/min`,
+    );
+  }
+}
+
+/** Least-squares slope of `v` over `t` (seconds), per minute. */
+function slopePerMinute(series: readonly { t: number; v: number }[]): number {
+  const n = series.length;
+  if (n < 2) return NaN;
+  const mt = series.reduce((a, s) => a + s.t, 0) / n;
+  const mv = series.reduce((a, s) => a + s.v, 0) / n;
+  const num = series.reduce((a, s) => a + (s.t - mt) * (s.v - mv), 0);
+  const den = series.reduce((a, s) => a + (s.t - mt) ** 2, 0);
+  return (num / den) * 60;
+}
+
+/** A second run-executor beside the supervisor's (needs MongoDB: one embedded store serves one process). */
+async function startExtraExecutor(system: TestSystem): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['services/run-executor/src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      ...serviceEnv(),
+      NATS_URL: system.natsUrl,
+      DATA_DIR: system.dataDir,
+      MONGO_URL: MONGO_URL ?? '',
+      INSTANCE_ID: `run-executor-${randomUUID().slice(0, 8)}`,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  // Ready once its replica answers on the bus: give it the time the supervisor would.
+  await new Promise((resolve) => setTimeout(resolve, 5_000));
+  return child;
+}
+
+async function main(): Promise<void> {
+  const system = await startTestSystem({
+    ...(MONGO_URL === undefined ? {} : { mongoUrl: MONGO_URL }),
+    env: serviceEnv(),
+  });
+  const extras: ChildProcess[] = [];
+  try {
+    const probe = system.client();
+    const mode: WaitMode = (await sseAvailable(probe, `bench-probe-${randomUUID().slice(0, 8)}`)) ? 'sse' : 'poll';
+    print(
+      `runs benchmark: node ${process.version}, ${load()}, store ${MONGO_URL === undefined ? 'embedded' : 'mongodb'}, ` +
+        `terminal events ${mode === 'sse' ? 'on SSE' : 'by polling tasks.get (GET /v1/events not served)'}`,
+    );
+    print(`query: ${QUERY}`);
+    if (PHASES.has('latency')) await latencyPhase(system, mode);
+    if (PHASES.has('control')) await controlPhase(system, mode);
+    for (const executors of EXECUTORS) {
+      if (executors > 1 && MONGO_URL === undefined) {
+        print(
+          `executors ${executors}: skipped (several executors need --mongo-url; the embedded store serves one process)`,
+        );
+        continue;
+      }
+      while (extras.length < executors - 1) extras.push(await startExtraExecutor(system));
+      const extra = extras.map((c, i) => ({ name: `run-executor#${i + 2}`, pid: c.pid ?? 0 }));
+      if (PHASES.has('throughput')) {
+        print(`executors ${executors}, clients ${CLIENTS}, ${DURATION_MS} ms after ${WARMUP_MS} ms warm-up:`);
+        await throughputPhase(system, mode, extra);
+      }
+      if (PHASES.has('rss')) await rssPhase(system, mode, extra);
+    }
+  } finally {
+    for (const child of extras) {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+    await system.stop();
+  }
+}
+
+await main();

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectBus, startNatsServer } from '../src/index.ts';
+import type { Bus, NatsServerHandle } from '../src/index.ts';
+import { tempDir } from './helpers.ts';
+
+/** Counts the socket writes of a connection (nats-core's transport, an internal). */
+function countWrites(bus: Bus): { readonly count: () => number } {
+  const transport = (bus.nc as unknown as { protocol: { transport: { send(frame: Uint8Array): unknown } } }).protocol
+    .transport;
+  const send = transport.send.bind(transport);
+  let writes = 0;
+  transport.send = (frame) => {
+    writes += 1;
+    return send(frame);
+  };
+  return { count: () => writes };
+}
+
+describe('connectBus', () => {
+  let server: NatsServerHandle;
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let bus: Bus;
+
+  beforeAll(async () => {
+    dir = await tempDir('connection');
+    server = await startNatsServer({ storeDir: dir.path });
+    bus = await connectBus({ servers: server.url, name: 'connection-test' });
+  });
+
+  afterAll(async () => {
+    await bus?.close();
+    await server?.stop();
+    await dir?.remove();
+  });
+
+  it('writes what one event-loop turn published in two socket writes at most (its first batch, then the rest), in order', async () => {
+    const received: string[] = [];
+    const done = new Promise<void>((resolve) => {
+      bus.nc.subscribe('coalesce.>', {
+        callback: (_error, msg) => {
+          received.push(msg.subject);
+          if (received.length === 20) resolve();
+        },
+      });
+    });
+    await bus.nc.flush();
+    const writes = countWrites(bus);
+    for (let i = 0; i < 10; i++) bus.nc.publish(`coalesce.sync.${i}`);
+    let chain = Promise.resolve();
+    for (let i = 0; i < 10; i++) chain = chain.then(() => bus.nc.publish(`coalesce.async.${i}`));
+    await chain;
+    await done;
+    expect(writes.count()).toBeLessThanOrEqual(2);
+    expect(received).toEqual([
+      ...Array.from({ length: 10 }, (_, i) => `coalesce.sync.${i}`),
+      ...Array.from({ length: 10 }, (_, i) => `coalesce.async.${i}`),
+    ]);
+  });
+
+  it('still answers requests across turns', async () => {
+    const sub = bus.nc.subscribe('coalesce.echo', {
+      callback: (_error, msg) => {
+        msg.respond(msg.data);
+      },
+    });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const reply = await bus.nc.request('coalesce.echo', new TextEncoder().encode(`m${i}`), { timeout: 2_000 });
+        expect(reply.string()).toBe(`m${i}`);
+      }
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+});

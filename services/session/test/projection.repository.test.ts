@@ -1,0 +1,57 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openStore } from '@ars/store';
+import type { Store } from '@ars/store';
+import { createProjectionRepository, SESSION_TASKS_COLLECTION } from '../src/store/projection.repository.ts';
+import type { ProjectionRepository } from '../src/store/projection.repository.ts';
+
+const triple = { tenant: 't', user: 'u', session: 's' };
+const neighbour = { tenant: 't', user: 'u', session: 's2' };
+
+describe('projection repository (embedded, in memory)', () => {
+  let store: Store;
+  let projections: ProjectionRepository;
+
+  beforeEach(async () => {
+    store = await openStore({ dataDir: '.', database: 'projection_test', inMemory: true });
+    projections = createProjectionRepository(store);
+    await projections.ensureIndexes();
+  });
+
+  afterEach(async () => {
+    await store.close();
+  });
+
+  it('counts each task of a session once, whatever its events and their redeliveries', async () => {
+    await projections.applyTask(triple, 'a', 'pending', 1);
+    await projections.applyTask(triple, 'a', 'running', 2);
+    await projections.applyTask(triple, 'b', 'pending', 3);
+    await projections.applyTask(triple, 'b', 'pending', 3);
+    await projections.applyTask(neighbour, 'c', 'pending', 4);
+    expect(await projections.taskTotal(triple)).toBe(2);
+    expect(await projections.taskTotal(neighbour)).toBe(1);
+    expect(await projections.taskCounts(triple)).toMatchObject({ pending: 1, running: 1, complete: 0 });
+  });
+
+  it('sets a total left short by a crash right when the counts are read', async () => {
+    await projections.applyTask(triple, 'a', 'pending', 1);
+    // A row written by a process that died before counting it.
+    await store.collection<Record<string, unknown> & { _id: string }>(SESSION_TASKS_COLLECTION).insertOne({
+      _id: JSON.stringify(['t', 'u', 's', 'b']),
+      tenant: 't',
+      user: 'u',
+      session_id: 's',
+      task_id: 'b',
+      status: 'pending',
+      last_sequence: 2,
+    });
+    expect(await projections.taskTotal(triple)).toBe(1);
+    expect(await projections.taskCounts(triple)).toMatchObject({ pending: 2 });
+    expect(await projections.taskTotal(triple)).toBe(2);
+  });
+
+  it('forgets the total with the rest of an erased session', async () => {
+    await projections.applyTask(triple, 'a', 'pending', 1);
+    await projections.deleteSession(triple);
+    expect(await projections.taskTotal(triple)).toBe(0);
+  });
+});
