@@ -21,7 +21,11 @@ export type ContractTargetFactory = () => Promise<ContractTarget>;
  * The conformance suite of the store port. Every adapter runs it unchanged;
  * each test gets its own empty target from `openFactory`.
  */
-export function describeCollectionContract(name: string, openFactory: ContractTargetFactory): void {
+export function describeCollectionContract(
+  name: string,
+  options: { readonly durable: boolean },
+  openFactory: ContractTargetFactory,
+): void {
   describe(name, () => {
     let target: ContractTarget | undefined;
     let store: Store | undefined;
@@ -39,6 +43,7 @@ export function describeCollectionContract(name: string, openFactory: ContractTa
     });
 
     const context: ContractContext = {
+      durable: options.durable,
       store() {
         if (store === undefined) throw new Error('no store open');
         return store;

@@ -10,17 +10,15 @@ async function temporaryDirectory(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'ars-store-'));
 }
 
-describeCollectionContract('embedded store on disk', async () => {
+describeCollectionContract('embedded store on disk', { durable: true }, async () => {
   const dataDir = await temporaryDirectory();
   return {
-    durable: true,
     open: () => openStore({ dataDir, database: 'contract' }),
     cleanup: () => rm(dataDir, { recursive: true, force: true }),
   };
 });
 
-describeCollectionContract('embedded store in memory', async () => ({
-  durable: false,
+describeCollectionContract('embedded store in memory', { durable: false }, async () => ({
   open: () => openStore({ dataDir: '/nonexistent', database: 'contract', inMemory: true }),
   cleanup: async () => undefined,
 }));

@@ -28,12 +28,11 @@ describe.runIf(mongoUrl)('mongodb adapter', () => {
     await admin.close();
   });
 
-  describeCollectionContract('mongodb store', async () => {
+  describeCollectionContract('mongodb store', { durable: true }, async () => {
     counter += 1;
     const database = `${runPrefix}_${counter}`;
     created.add(database);
     return {
-      durable: true,
       open: () => openStore({ mongoUrl: url, dataDir: '/nonexistent', database }),
       cleanup: async () => {
         await adminClient().db(database).dropDatabase();

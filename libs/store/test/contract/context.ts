@@ -6,12 +6,12 @@ export interface ContractTarget {
   open(): Promise<Store>;
   /** Removes whatever the target created (temporary directory, database). */
   cleanup(): Promise<void>;
-  /** True when data outlives `close()` (files on disk, a server). */
-  durable: boolean;
 }
 
 /** What each contract section sees. */
 export interface ContractContext {
+  /** True when data outlives `close()` (files on disk, a server); known when the suite is declared. */
+  readonly durable: boolean;
   /** The store open for the current test. */
   store(): Store;
   target(): ContractTarget;

@@ -4,34 +4,35 @@ import { items } from './context.ts';
 import type { ContractContext } from './context.ts';
 
 export function persistenceContract(context: ContractContext): void {
-  it('keeps inserts, updates, deletions and unique indexes across close and reopen (durable targets)', async (test) => {
-    if (!context.target().durable) test.skip();
-    await items(context).createIndex({ name: 1 }, { unique: true });
-    await items(context).insertMany([
-      { _id: 'a', name: 'kept', n: 1 },
-      { _id: 'b', name: 'changed', n: 1 },
-      { _id: 'c', name: 'deleted' },
-    ]);
-    await items(context).updateOne({ _id: 'b' }, { $inc: { n: 1 }, $push: { tags: 't' } });
-    await items(context).deleteOne({ _id: 'c' });
-    await items(context).updateOne({ name: 'upserted' }, { $set: { n: 3 } }, { upsert: true });
+  it.runIf(context.durable)(
+    'keeps inserts, updates, deletions and unique indexes across close and reopen',
+    async () => {
+      await items(context).createIndex({ name: 1 }, { unique: true });
+      await items(context).insertMany([
+        { _id: 'a', name: 'kept', n: 1 },
+        { _id: 'b', name: 'changed', n: 1 },
+        { _id: 'c', name: 'deleted' },
+      ]);
+      await items(context).updateOne({ _id: 'b' }, { $inc: { n: 1 }, $push: { tags: 't' } });
+      await items(context).deleteOne({ _id: 'c' });
+      await items(context).updateOne({ name: 'upserted' }, { $set: { n: 3 } }, { upsert: true });
 
-    await context.reopen();
+      await context.reopen();
 
-    const found = await items(context).find({}, { sort: { name: 1 }, projection: { _id: 0 } });
-    expect(found).toEqual([
-      { name: 'changed', n: 2, tags: ['t'] },
-      { name: 'kept', n: 1 },
-      { name: 'upserted', n: 3 },
-    ]);
-    const duplicate = await items(context)
-      .insertOne({ name: 'kept' })
-      .catch((error: unknown) => error);
-    expect(isDuplicateKeyError(duplicate)).toBe(true);
-  });
+      const found = await items(context).find({}, { sort: { name: 1 }, projection: { _id: 0 } });
+      expect(found).toEqual([
+        { name: 'changed', n: 2, tags: ['t'] },
+        { name: 'kept', n: 1 },
+        { name: 'upserted', n: 3 },
+      ]);
+      const duplicate = await items(context)
+        .insertOne({ name: 'kept' })
+        .catch((error: unknown) => error);
+      expect(isDuplicateKeyError(duplicate)).toBe(true);
+    },
+  );
 
-  it('starts empty when the target is not durable', async (test) => {
-    if (context.target().durable) test.skip();
+  it.runIf(!context.durable)('starts empty when the target is not durable', async () => {
     await items(context).insertOne({ _id: 'a', name: 'gone' });
     await context.reopen();
     expect(await items(context).countDocuments()).toBe(0);
