@@ -107,7 +107,8 @@ export function loadConfig<S extends z.ZodType>(schema: S, env: Environment): Re
   for (const issue of parsed.error.issues) {
     const variable = issue.path.length > 0 ? String(issue.path[0]) : '(environment)';
     if (problems.has(variable)) continue;
-    problems.set(variable, present[variable] === undefined ? 'is required' : issue.message);
+    // A refinement (custom issue) explains itself, even about a missing variable.
+    problems.set(variable, present[variable] === undefined && issue.code !== 'custom' ? 'is required' : issue.message);
   }
   throw new ConfigError([...problems].map(([variable, message]) => ({ variable, message })));
 }

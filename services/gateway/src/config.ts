@@ -1,40 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { LogLevel } from '@ars/telemetry';
+import { ConfigError, LOG_LEVELS, loadConfig } from '@ars/service-kit/config';
 
 /**
- * The gateway reads its environment itself rather than through
- * `@ars/service-kit`, whose entry also loads the store drivers the gateway
- * never uses. Same rules: empty counts as unset, every bad variable named.
+ * The gateway reads its environment with the same rules as every service
+ * (`@ars/service-kit/config`: empty counts as unset, every bad variable
+ * named) without loading the kit's store drivers, which it never uses.
  */
-
-/** Log levels accepted in `LOG_LEVEL`. */
-export const LOG_LEVELS = [
-  'fatal',
-  'error',
-  'warn',
-  'info',
-  'debug',
-  'trace',
-  'silent',
-] as const satisfies readonly LogLevel[];
-
-/** One variable that failed validation. */
-export interface ConfigProblem {
-  readonly variable: string;
-  readonly message: string;
-}
-
-/** A configuration that failed validation; the message lists every bad variable, one per line. */
-export class ConfigError extends Error {
-  readonly problems: readonly ConfigProblem[];
-
-  constructor(problems: readonly ConfigProblem[]) {
-    super(['invalid configuration:', ...problems.map((p) => `  ${p.variable}: ${p.message}`)].join('\n'));
-    this.name = 'ConfigError';
-    this.problems = problems;
-  }
-}
+export { ConfigError };
 
 /** Algorithms a connection token may be signed with (Authentication: Token). */
 export const TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512'] as const;
@@ -212,20 +185,5 @@ export type GatewayConfig = z.output<typeof GatewayConfig>;
  * whose message names every bad variable.
  */
 export function readGatewayConfig(env: Readonly<Record<string, string | undefined>>): Readonly<GatewayConfig> {
-  const present: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && value !== '') present[name] = value;
-  }
-  const parsed = GatewayConfig.safeParse(present);
-  if (parsed.success) return Object.freeze(parsed.data);
-  const problems = new Map<string, string>();
-  for (const issue of parsed.error.issues) {
-    const variable = issue.path.length > 0 ? String(issue.path[0]) : '(environment)';
-    if (!problems.has(variable))
-      problems.set(
-        variable,
-        present[variable] === undefined && issue.code !== 'custom' ? 'is required' : issue.message,
-      );
-  }
-  throw new ConfigError([...problems].map(([variable, message]) => ({ variable, message })));
+  return loadConfig(GatewayConfig, env);
 }
