@@ -3,7 +3,7 @@
  * logs (pino) with trace ids on every line. Configuration is passed in; this
  * package never reads the environment.
  */
-export { initTelemetry } from './setup.ts';
+export { initTelemetry, tracingActive } from './setup.ts';
 export type { Telemetry, TelemetryOptions } from './setup.ts';
 export { createLogger } from './logger.ts';
 export type { Logger, LoggerOptions, LogLevel } from './logger.ts';

@@ -60,6 +60,11 @@ class FanOutProcessor implements SpanProcessor {
     for (const p of this.#processors) p.onEnd(span);
   }
 
+  /** True while at least one processor (an exporter) receives spans. */
+  get active(): boolean {
+    return this.#processors.size > 0;
+  }
+
   async forceFlush(): Promise<void> {
     await Promise.all([...this.#processors].map((p) => p.forceFlush()));
   }
@@ -86,6 +91,16 @@ function register(serviceName: string): Registration {
   // The default context manager of NodeTracerProvider is AsyncLocalStorage.
   provider.register({ propagator: new W3CTraceContextPropagator() });
   return { provider, fanOut };
+}
+
+/**
+ * True when some exporter receives spans in this process. Without one, a
+ * span is work nobody reads: {@link withSpan} then only carries the trace
+ * context along (measured: creating, activating and ending the spans of
+ * every RPC took a fifth of the run path's CPU).
+ */
+export function tracingActive(): boolean {
+  return registration?.fanOut.active === true;
 }
 
 function otlpUrl(endpoint: string): string {

@@ -1,5 +1,7 @@
-import { context, SpanStatusCode, trace } from '@opentelemetry/api';
+import { randomBytes } from 'node:crypto';
+import { context, isSpanContextValid, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
 import type { Attributes, Context, Span, SpanKind } from '@opentelemetry/api';
+import { tracingActive } from './setup.ts';
 
 /** Options of {@link withSpan}. */
 export interface SpanOptions {
@@ -19,8 +21,14 @@ function errorMessage(error: unknown): string {
 /**
  * Runs `fn` inside a new active span and ends it when `fn` settles. A throw is
  * recorded on the span (exception event, status ERROR) and rethrown unchanged.
+ *
+ * While no exporter is configured ({@link tracingActive} false) no span is
+ * made: `fn` runs in the parent's trace (a remote caller's trace id still
+ * reaches the logs and the next hop's `traceparent`), or, at a root, in a
+ * fresh trace of a non-recording span.
  */
 export async function withSpan<T>(name: string, options: SpanOptions, fn: (span: Span) => Promise<T>): Promise<T> {
+  if (!tracingActive()) return withoutSpan(options.parent, fn);
   const tracer = trace.getTracer(TRACER_NAME);
   const parent = options.parent ?? context.active();
   const spanOptions = {
@@ -38,4 +46,25 @@ export async function withSpan<T>(name: string, options: SpanOptions, fn: (span:
       span.end();
     }
   });
+}
+
+/**
+ * {@link withSpan} while nothing exports spans: the trace context travels,
+ * nothing is recorded. Inside a trace `fn` runs in it (the given parent made
+ * active); a root gets fresh ids in a non-recording span, so that its logs
+ * and the calls it makes still share one trace id.
+ */
+function withoutSpan<T>(parent: Context | undefined, fn: (span: Span) => Promise<T>): Promise<T> {
+  const base = parent ?? context.active();
+  const existing = trace.getSpan(base);
+  if (existing !== undefined && isSpanContextValid(existing.spanContext())) {
+    return parent === undefined ? fn(existing) : context.with(parent, () => fn(existing));
+  }
+  const ids = randomBytes(24).toString('hex');
+  const root = trace.wrapSpanContext({
+    traceId: ids.slice(0, 32),
+    spanId: ids.slice(32),
+    traceFlags: TraceFlags.SAMPLED,
+  });
+  return context.with(trace.setSpan(base, root), () => fn(root));
 }
