@@ -1,16 +1,11 @@
-import {
-  Empty,
-  headers,
-  InvalidArgumentError,
-  NoRespondersError,
-  RequestError,
-  TimeoutError,
-} from '@nats-io/transport-node';
-import type { Msg } from '@nats-io/transport-node';
+import { Empty, headers } from '@nats-io/transport-node';
+import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { isErrorCode, ServiceError } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
 import { injectTraceContext, SpanKind, withSpan } from '@ars/telemetry';
 import type { Bus } from './connection.ts';
+import { createReplyMux, ReplyMuxError } from './reply-mux.ts';
+import type { ReplyMux } from './reply-mux.ts';
 import { encodeIdentityHeaders } from './rpc-headers.ts';
 import { rpcSubject } from './subjects.ts';
 
@@ -45,32 +40,34 @@ export const DEFAULT_RPC_TIMEOUT_MS = 10_000;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-function isNoResponders(error: unknown): boolean {
-  if (error instanceof NoRespondersError) return true;
-  if (error instanceof RequestError) return error.isNoResponders();
-  return false;
-}
-
 /** Maps a transport failure of a request to the catalogue. */
 function transportError(error: unknown, service: string, method: string, timeoutMs: number): ServiceError {
-  if (isNoResponders(error)) {
+  const reason = error instanceof ReplyMuxError ? error.reason : 'publish_failed';
+  if (reason === 'no_responders') {
     return new ServiceError('unavailable', `service ${service} is not available for ${method}`, { cause: error });
   }
-  if (error instanceof TimeoutError) {
+  if (reason === 'timeout') {
     return new ServiceError('timeout', `service ${service} did not answer ${method} within ${timeoutMs} ms`, {
       cause: error,
     });
   }
-  if (error instanceof InvalidArgumentError && error.message.includes('max_payload')) {
+  const detail = error instanceof Error ? error.message : String(error);
+  if (detail.includes('max_payload')) {
     return new ServiceError('payload_too_large', 'the request is larger than the bus allows', { cause: error });
   }
-  return new ServiceError(
-    'unavailable',
-    `request to ${service} failed: ${error instanceof Error ? error.message : String(error)}`,
-    {
-      cause: error,
-    },
-  );
+  return new ServiceError('unavailable', `request to ${service} failed: ${detail}`, { cause: error });
+}
+
+/** One reply mux per connection, shared by every client made on it. */
+const muxes = new WeakMap<NatsConnection, ReplyMux>();
+
+function muxOf(nc: NatsConnection): ReplyMux {
+  let mux = muxes.get(nc);
+  if (mux === undefined) {
+    mux = createReplyMux(nc);
+    muxes.set(nc, mux);
+  }
+  return mux;
 }
 
 function parseReply(msg: Msg, service: string): unknown {
@@ -107,7 +104,7 @@ export function createRpcClient(bus: Bus, options: RpcClientOptions = {}): RpcCl
         const payload = body === undefined ? Empty : encoder.encode(JSON.stringify(body));
         let msg: Msg;
         try {
-          msg = await bus.nc.request(subject, payload, { timeout: timeoutMs, headers: h });
+          msg = await muxOf(bus.nc).request(subject, payload, { timeoutMs, headers: h });
         } catch (error) {
           throw transportError(error, service, method, timeoutMs);
         }
