@@ -2,6 +2,7 @@ import { EVENTS_STREAM, eventFilterSubject } from '@ars/bus';
 import { defineService } from '@ars/service-kit';
 import type { ServiceContext, ServiceImplementation } from '@ars/service-kit';
 import { createCatalog } from './catalog/admission.ts';
+import { createTurnQueries } from './catalog/turn-queries.ts';
 import { reapIdleSessions } from './catalog/idle-reaper.ts';
 import { SessionConfig } from './config.ts';
 import { ARTIFACTS_CONSUMER, ARTIFACT_EVENTS_FILTER, createArtifactEventHandler } from './consumers/artifact-events.ts';
@@ -37,6 +38,7 @@ async function build(context: ServiceContext<SessionConfig>): Promise<ServiceImp
 
   const events = createSessionEvents(publisher, logger);
   const catalog = createCatalog({ sessions, events, now });
+  const turns = createTurnQueries();
   const purgeEvents = async (triple: SessionTriple): Promise<number> =>
     (await bus.jsm.streams.purge(EVENTS_STREAM, { filter: eventFilterSubject(triple) })).purged;
   const eraser = createEraser({
@@ -58,7 +60,7 @@ async function build(context: ServiceContext<SessionConfig>): Promise<ServiceImp
       logger: logger.child({ component: 'state-records' }),
       durable: STATE_RECORDS_CONSUMER,
       filterSubject: TASK_EVENTS_FILTER,
-      handle: createTaskEventHandler({ catalog, sessions, records, projections, events, rpc, logger }),
+      handle: createTaskEventHandler({ catalog, sessions, records, projections, events, rpc, logger, turns }),
     }),
     await startDurableConsumer({
       bus,
@@ -96,7 +98,7 @@ async function build(context: ServiceContext<SessionConfig>): Promise<ServiceImp
       'search.sessions': searchSessionsHandler(sessions),
       'state.history': stateHistoryHandler(sessions, records),
     },
-    internalHandlers: { [ADMIT_ENDPOINT]: admitHandler(catalog) },
+    internalHandlers: { [ADMIT_ENDPOINT]: admitHandler(catalog, turns) },
     async stop() {
       for (const stop of stoppers) await stop();
     },

@@ -75,6 +75,30 @@ describe('state records from task events', () => {
     expect(new Set(seqs).size).toBe(seqs.length);
   });
 
+  it('records the turn from the query passed with _session.admit, without reading the task back', async () => {
+    const id = freshIdentity();
+    const run = runId();
+    await bed.service.rpc.call('session', '_session.admit', id, {
+      ...bodyIdentity(id),
+      turn: { task_id: run, query: 'Passed along with the admission' },
+    });
+    await publishRun(bed, id, run);
+    const h = await waitForRecords(id, 4);
+    expect(h.items[0]).toMatchObject({ kind: 'turn', task_id: run, content: 'Passed along with the admission' });
+    expect(bed.fakes.calls.filter((c) => c.endpoint === 'run-executor/tasks.get' && c.body.task_id === run)).toEqual(
+      [],
+    );
+  });
+
+  it('refuses an admission whose turn is malformed, with invalid_request', async () => {
+    const id = freshIdentity();
+    for (const turn of [{ task_id: '', query: 'q' }, { task_id: 'x' }, { task_id: 'x', query: 1 }, 'x']) {
+      await expect(
+        bed.service.rpc.call('session', '_session.admit', id, { ...bodyIdentity(id), turn }),
+      ).rejects.toMatchObject({ code: 'invalid_request' });
+    }
+  });
+
   it('records failed and cancelled runs with their terminal status', async () => {
     const id = freshIdentity();
     const [failed, cancelled] = [runId(), runId()];

@@ -16,8 +16,12 @@ const MISSING_ENDPOINT_TTL_MS = 30_000;
 
 /** The checks of `start` that other services answer. */
 export interface StartDependencies {
-  /** Opens, reopens or touches the session; throws `session_erased` for an erased one. */
-  admitSession(caller: VerifiedIdentity): Promise<void>;
+  /**
+   * Opens, reopens or touches the session; throws `session_erased` for an
+   * erased one. `turn` (the new task and its query) lets the session record
+   * the turn without reading the task back.
+   */
+  admitSession(caller: VerifiedIdentity, turn?: { task_id: string; query: string }): Promise<void>;
   /** The head revision of an agent of the caller's tenant; `invalid_request` when it has none. */
   resolveAgent(caller: VerifiedIdentity, agentId: string): Promise<{ revision_id?: string }>;
   /** What the artifact service says of the input artifacts; `invalid_request` naming one the caller may not read. */
@@ -70,11 +74,12 @@ export function createStartDependencies(rpc: RpcClient, logger: Logger, timeoutM
   }
 
   return {
-    async admitSession(caller) {
+    async admitSession(caller, turn) {
       await callTransitional(SESSION_ADMIT, caller, {
         tenant: caller.tenant,
         user: caller.user,
         session: caller.session,
+        ...(turn === undefined ? {} : { turn }),
       });
     },
 

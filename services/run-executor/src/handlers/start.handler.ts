@@ -39,11 +39,12 @@ async function runChecks(
   caller: VerifiedIdentity,
   request: StartRequest,
   defaultAgentId: string,
+  taskId: string,
 ): Promise<{ agent: BoundAgent; artifacts: ResolvedArtifact[] }> {
   const agentId = request.agent_id;
   const ids = [...new Set(request.input_artifact_ids ?? [])];
   const [, agent, artifacts] = await Promise.all([
-    checks.admitSession(caller),
+    checks.admitSession(caller, { task_id: taskId, query: request.query }),
     agentId === undefined
       ? Promise.resolve<BoundAgent>({})
       : agentId === defaultAgentId
@@ -85,14 +86,15 @@ export function createStartHandler(deps: ApiDeps, checks: StartDependencies): Rp
     const key = request.idempotency_key;
     const scope = key === undefined ? undefined : idempotencyScope(identity, key);
 
-    const pendingChecks = runChecks(checks, identity, request, deps.settings.defaultAgentId);
+    // The id is chosen first so that the session learns the turn's query with its admission.
+    const taskId = randomUUID();
+    const pendingChecks = runChecks(checks, identity, request, deps.settings.defaultAgentId, taskId);
     // Observed now so that a refusal arriving while the lookup runs is never an unhandled rejection.
     pendingChecks.catch(() => undefined);
     const existing = scope === undefined ? null : await deps.tasks.findByIdempotencyScope(scope);
     if (existing !== null) return reuse(deps, existing);
     const { agent, artifacts } = await pendingChecks;
 
-    const taskId = randomUUID();
     const record = newTaskRecord({
       taskId,
       triple: identity,

@@ -3,6 +3,7 @@ import { isServiceError } from '@ars/contracts';
 import type { RpcClient } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
 import type { Catalog } from '../catalog/admission.ts';
+import type { TurnQueries } from '../catalog/turn-queries.ts';
 import { isTombstone, toIsoUtc } from '../domain/session.ts';
 import type { SessionTriple } from '../domain/session.ts';
 import { taskStateRecord, transitionOf, turnRecord } from '../domain/state-records.ts';
@@ -34,6 +35,8 @@ export interface TaskEventDeps {
   readonly events: SessionEvents;
   readonly rpc: RpcClient;
   readonly logger: Logger;
+  /** Queries passed with `_session.admit`; a turn found there is not read back. */
+  readonly turns: TurnQueries;
 }
 
 type QueryOutcome = { readonly query: string } | { readonly errorClass: string };
@@ -43,9 +46,9 @@ type QueryOutcome = { readonly query: string } | { readonly errorClass: string }
  * - every task transition (spawned, started, completed, failed, cancelled,
  *   paused, resumed) becomes a `task_state` record with the prior status;
  * - `task.spawned` of a top-level task is also a `turn` (role `user`); its
- *   text is the task's query, read once from the run-executor's `tasks.get`
- *   (the event does not carry it); when that read fails the turn is kept
- *   without content;
+ *   text is the task's query (the event does not carry it): the one
+ *   `_session.admit` passed for it, else read once from the run-executor's
+ *   `tasks.get`; when that read fails the turn is kept without content;
  * - the first turn names the session automatically (`session.title_changed`
  *   Source `auto`, or `session.naming_failed` with the error class);
  * - activity moves `last_seen_at` forward.
@@ -55,6 +58,8 @@ type QueryOutcome = { readonly query: string } | { readonly errorClass: string }
  */
 export function createTaskEventHandler(deps: TaskEventDeps): EventHandler {
   async function readQuery(triple: SessionTriple, taskId: string): Promise<QueryOutcome> {
+    const admitted = deps.turns.take(taskId);
+    if (admitted !== undefined) return { query: admitted };
     try {
       const reply = await deps.rpc.call(
         'run-executor',
