@@ -4,7 +4,7 @@ import { AppendLog, repairTornTail } from './append-log.ts';
 import { EmbeddedCollection } from './embedded-collection.ts';
 import { StoreError } from './errors.ts';
 import { Datastore, serializeDocument } from './nedb.ts';
-import type { NedbDatastore } from './nedb.ts';
+import type { NedbDatastore, NedbInternals } from './nedb.ts';
 import { SerialQueue } from './serial-queue.ts';
 import type { Collection, Store, StoreDocument } from './types.ts';
 import { assertCollectionName, assertDatabaseName } from './validate.ts';
@@ -49,7 +49,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 interface OpenCollection {
   collection: EmbeddedCollection<StoreDocument>;
-  datastore: NedbDatastore;
+  datastore: NedbDatastore & NedbInternals;
   ready: Promise<void>;
   queue: SerialQueue;
   /** The datafile's writer; `null` in memory. */
@@ -108,12 +108,12 @@ class EmbeddedStore implements Store {
     if (this.#directory === null) {
       const datastore = new Datastore({ inMemoryOnly: true, autoload: true, onload: () => undefined });
       const ready = datastore.autoloadPromise ?? Promise.resolve();
-      return this.#assemble(name, datastore, ready, queue, null);
+      return this.#assemble(name, datastore, ready, queue, null, () => undefined);
     }
     const filename = join(this.#directory, `${name}.db`);
     const datastore = new Datastore({ filename });
     const log = new AppendLog(filename);
-    replacePersistence(datastore, log);
+    const append = replacePersistence(datastore, log);
     const ready = repairTornTail(filename).then(async (dropped) => {
       if (dropped > 0) {
         this.#onBackgroundError(
@@ -124,21 +124,23 @@ class EmbeddedStore implements Store {
     });
     // Callers see a failed load through `ready`; it must not also be an unhandled rejection.
     ready.catch(() => undefined);
-    return this.#assemble(name, datastore, ready, queue, log);
+    return this.#assemble(name, datastore, ready, queue, log, append);
   }
 
   #assemble(
     name: string,
-    datastore: NedbDatastore,
+    datastore: NedbDatastore & NedbInternals,
     ready: Promise<void>,
     queue: SerialQueue,
     log: AppendLog | null,
+    append: (lines: readonly object[]) => void,
   ): OpenCollection {
     const collection = new EmbeddedCollection<StoreDocument>({
       name,
       datastore,
       ready,
       queue,
+      append,
       assertOpen: this.#assertOpen,
     });
     return { collection, datastore, ready, queue, log };
@@ -161,7 +163,8 @@ class EmbeddedStore implements Store {
       for (const [name, open] of this.#collections) {
         try {
           await open.ready;
-          await open.datastore.compactDatafileAsync();
+          // Through the queue: writes append synchronously and must not land between the snapshot and the rename.
+          await open.queue.run(() => open.datastore.compactDatafileAsync());
         } catch (error) {
           const failure = new StoreError(`embedded compaction of ${name} failed`, { cause: error, retryable: true });
           this.#onBackgroundError(failure);
@@ -189,7 +192,7 @@ class EmbeddedStore implements Store {
         );
         if (!loaded || open.log === null) return;
         try {
-          await open.datastore.compactDatafileAsync();
+          await open.queue.run(() => open.datastore.compactDatafileAsync());
         } catch (error) {
           throw new StoreError(`embedded compaction of ${name} on close failed`, { cause: error });
         } finally {
@@ -204,23 +207,28 @@ class EmbeddedStore implements Store {
 
 /**
  * Routes nedb's appends through `log` (one open file, one write per change)
- * instead of nedb's open/append/close per change. Compaction (and the load,
+ * instead of nedb's open/append/close per change, and returns the
+ * synchronous append the collection's writes use. Compaction (and the load,
  * which compacts) replaces the file by a rename: the log lets go of the old
- * one first and opens the new one at its next append. Both run inside nedb's
- * executor, so no append interleaves with them.
+ * one first and opens the new one at its next append. Both run inside the
+ * collection's queue (the load before any write), so no append interleaves
+ * with them.
  */
-function replacePersistence(datastore: NedbDatastore, log: AppendLog): void {
+function replacePersistence(datastore: NedbDatastore, log: AppendLog): (documents: readonly object[]) => void {
   const persistence = datastore.persistence;
   const rewrite = persistence.persistCachedDatabaseAsync.bind(persistence);
-  persistence.persistNewStateAsync = async (documents) => {
+  const append = (documents: readonly object[]): void => {
     let lines = '';
     for (const document of documents) lines += serializeDocument(document) + '\n';
     log.append(lines);
   };
+  // nedb's own index changes still append through here.
+  persistence.persistNewStateAsync = async (documents) => append(documents);
   persistence.persistCachedDatabaseAsync = async () => {
     await log.detach();
     await rewrite();
   };
+  return append;
 }
 
 /**

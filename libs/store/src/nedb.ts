@@ -74,9 +74,43 @@ export interface NedbDatastore {
   compactDatafileAsync(): Promise<void>;
 }
 
-const nedbModel = createRequire(import.meta.url)('@seald-io/nedb/lib/model.js') as {
+/**
+ * nedb's document model: matching, modifiers, copies and ordering. The
+ * adapter drives a datastore's in-memory state with these and the
+ * datastore's internals ({@link NedbInternals}), not through its public,
+ * queued API. Internal to this package.
+ */
+export const nedbModel = createRequire(import.meta.url)('@seald-io/nedb/lib/model.js') as {
   serialize(document: object): string;
+  match(document: NedbDocument, query: NedbQuery): boolean;
+  /** A modified deep copy; throws on a bad modifier or a bad resulting document. */
+  modify(document: object, update: NedbQuery): NedbDocument;
+  deepCopy<D>(document: D, strictKeys?: boolean): D;
+  compareThings(a: unknown, b: unknown): number;
+  getDotValue(document: object, path: string): unknown;
 };
+
+/**
+ * The internals of a nedb 4.1 datastore (the version is pinned) that the
+ * adapter uses to read and write synchronously. Each is what the public
+ * method runs inside nedb's executor, minus the executor, the cursor and
+ * the copies the adapter does not need: a write is one synchronous step
+ * (candidates, match, modify, index update with rollback, append), so it is
+ * atomic in the process without a queue hop per nedb call. The documents
+ * they return are the stored ones: never hand them out.
+ */
+export interface NedbInternals {
+  /** The stored documents an index offers for `query` (all of them without a usable index). */
+  _getRawCandidates(query: NedbQuery): NedbDocument[];
+  /** Replaces documents in every index; on a unique violation rolls back and throws (`errorType: 'uniqueViolated'`). */
+  _updateIndexes(modifications: readonly { oldDoc: NedbDocument; newDoc: NedbDocument }[]): void;
+  /** A checked deep copy with an `_id`. */
+  _prepareDocumentForInsertion(document: NedbQuery): NedbDocument;
+  _prepareDocumentForInsertion(documents: NedbQuery[]): NedbDocument[];
+  /** Adds to every index, all or none; throws on a unique violation. */
+  _insertInCache(prepared: NedbDocument | NedbDocument[]): void;
+  _removeFromIndexes(document: NedbDocument): void;
+}
 
 /** True when `value` holds a `Date` anywhere (nedb writes those as `{"$$date": ms}`). */
 function holdsDate(value: unknown): boolean {
@@ -101,7 +135,7 @@ export function serializeDocument(document: object): string {
 }
 
 /** Constructor of {@link NedbDatastore}. */
-export type NedbDatastoreConstructor = new (options: NedbOptions) => NedbDatastore;
+export type NedbDatastoreConstructor = new (options: NedbOptions) => NedbDatastore & NedbInternals;
 
 /** The nedb `Datastore` class. */
 export const Datastore = nedbModule as unknown as NedbDatastoreConstructor;

@@ -53,6 +53,40 @@ describe('embedded store files', () => {
     expect((await readdir(join(dataDir, 'svc'))).sort()).toEqual(['runs.archive.db', 'tasks.db']);
   });
 
+  it('changes nothing in memory when the datafile cannot take a write, and writes again once it can', async () => {
+    store = await openStore({ dataDir, database: 'svc' });
+    const tasks = store.collection<{ _id: string; n: number }>('tasks');
+    await tasks.createIndex({ n: 1 }, { unique: true });
+    await tasks.insertOne({ _id: 'kept', n: 1 });
+    await store.close();
+    // The datafile replaced by a directory: every append fails (EISDIR), even as root.
+    const file = join(dataDir, 'svc', 'tasks.db');
+    store = await openStore({ dataDir, database: 'svc' });
+    const again = store.collection<{ _id: string; n: number }>('tasks');
+    expect(await again.countDocuments()).toBe(1);
+    await rm(file);
+    await mkdir(file);
+    await expect(again.insertOne({ _id: 'new', n: 2 })).rejects.toSatisfy(isStoreError);
+    await expect(again.updateOne({ _id: 'kept' }, { $set: { n: 3 } })).rejects.toSatisfy(isStoreError);
+    await expect(again.deleteOne({ _id: 'kept' })).rejects.toSatisfy(isStoreError);
+    expect(await again.find({})).toEqual([{ _id: 'kept', n: 1 }]);
+    // The unique index was rolled back too: n 2 and 3 are free, n 1 is still taken.
+    await rm(file, { recursive: true });
+    await again.insertOne({ _id: 'new', n: 2 });
+    await again.updateOne({ _id: 'kept' }, { $set: { n: 3 } });
+    await expect(again.insertOne({ _id: 'dup', n: 3 })).rejects.toSatisfy(isStoreError);
+    expect(await again.find({}, { sort: { n: 1 } })).toEqual([
+      { _id: 'new', n: 2 },
+      { _id: 'kept', n: 3 },
+    ]);
+    await store.close();
+    store = await openStore({ dataDir, database: 'svc' });
+    expect(await store.collection('tasks').find({}, { sort: { n: 1 } })).toEqual([
+      { _id: 'new', n: 2 },
+      { _id: 'kept', n: 3 },
+    ]);
+  });
+
   it('writes no file in memory', async () => {
     store = await openStore({ dataDir, database: 'svc', inMemory: true });
     await store.collection('tasks').insertOne({ _id: 't' });
