@@ -56,12 +56,17 @@ describe('start', () => {
     });
   });
 
-  it('admits the session first with the verified triple', async () => {
+  it('admits the session first with the verified triple and the turn it opens', async () => {
     const caller = newCaller({ session: 'fresh-session' });
-    await h.start(caller);
+    const { task_id: taskId } = (await h.start(caller, { query: 'What is new?' })) as { task_id: string };
     const calls = h.fakes.session.admitted.filter((c) => c.identity.tenant === caller.tenant);
     expect(calls).toHaveLength(1);
-    expect(calls[0]!.body).toEqual({ tenant: caller.tenant, user: 'alice', session: 'fresh-session' });
+    expect(calls[0]!.body).toEqual({
+      tenant: caller.tenant,
+      user: 'alice',
+      session: 'fresh-session',
+      turn: { task_id: taskId, query: 'What is new?' },
+    });
   });
 
   describe('task.spawned and the run queue', () => {
