@@ -45,7 +45,7 @@ export interface ArsClient {
   subscribe(options?: SubscribeOptions): AsyncIterable<EventFrame>;
 }
 
-/** Creates a client. Uses the global `fetch`; no other dependency. */
+/** Creates a client: calls over `node:http(s)` on Node.js, else the global `fetch`; the event stream over `fetch`. No other dependency. */
 export function createClient(options: ClientOptions): ArsClient {
   const baseUrl = normalizeBaseUrl(options.baseUrl);
   const headers = (session: string | undefined): Record<string, string> => ({

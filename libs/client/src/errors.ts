@@ -37,13 +37,24 @@ export function isRetryableStatus(status: number): boolean {
  */
 export async function errorFromResponse(response: Response): Promise<ArsError> {
   const text = await response.text().catch(() => '');
+  return errorFromAnswer({ status: response.status, statusText: response.statusText, url: response.url, text });
+}
+
+/** {@link errorFromResponse} of an answer already read. */
+export function errorFromAnswer(answer: {
+  readonly status: number;
+  readonly statusText: string;
+  readonly url: string;
+  readonly text: string;
+}): ArsError {
+  const { status, text } = answer;
   const envelope = parseEnvelope(text);
-  if (envelope) return new ArsError(response.status, envelope.code, envelope.message);
-  if (response.status === 405) {
-    return new ArsError(405, 'method_not_allowed', `${response.url || 'route'} does not allow this HTTP method`);
+  if (envelope) return new ArsError(status, envelope.code, envelope.message);
+  if (status === 405) {
+    return new ArsError(405, 'method_not_allowed', `${answer.url || 'route'} does not allow this HTTP method`);
   }
-  const detail = text.trim().slice(0, 200) || response.statusText || 'no body';
-  return new ArsError(response.status, `http_${response.status}`, `HTTP ${response.status}: ${detail}`);
+  const detail = text.trim().slice(0, 200) || answer.statusText || 'no body';
+  return new ArsError(status, `http_${status}`, `HTTP ${status}: ${detail}`);
 }
 
 function parseEnvelope(text: string): { code: string; message: string } | undefined {

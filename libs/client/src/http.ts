@@ -1,4 +1,6 @@
-import { ArsError, errorFromResponse, networkError } from './errors.ts';
+import { ArsError, errorFromAnswer, networkError } from './errors.ts';
+import { defaultTransport } from './transport.ts';
+import type { HttpAnswer } from './transport.ts';
 
 /** Strips trailing slashes so that `${base}/v1/...` never doubles one. */
 export function normalizeBaseUrl(baseUrl: string): string {
@@ -15,8 +17,9 @@ export function authHeaders(token: string | undefined, session: string | undefin
 }
 
 /**
- * POSTs a JSON body and returns the parsed JSON answer. Non-2xx → ArsError
- * (see {@link errorFromResponse}); no response → ArsError `unavailable`.
+ * POSTs a JSON body (through the runtime's {@link defaultTransport}) and
+ * returns the parsed JSON answer. Non-2xx → ArsError (see
+ * {@link errorFromAnswer}); no response → ArsError `unavailable`.
  */
 export async function postJson(
   url: string,
@@ -24,28 +27,28 @@ export async function postJson(
   headers: Record<string, string>,
   signal?: AbortSignal,
 ): Promise<unknown> {
-  let response: Response;
+  let answer: HttpAnswer;
   try {
-    response = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
-      body: JSON.stringify(body),
-      ...(signal ? { signal } : {}),
-    });
+    answer = await defaultTransport(
+      url,
+      body === undefined ? '' : JSON.stringify(body),
+      { 'content-type': 'application/json', accept: 'application/json', ...headers },
+      signal,
+    );
   } catch (error) {
     if (signal?.aborted) throw error;
     throw networkError(url, error);
   }
-  if (!response.ok) throw await errorFromResponse(response);
-  const text = await response.text();
+  if (answer.status < 200 || answer.status > 299) throw errorFromAnswer(answer);
+  const { text } = answer;
   if (text === '') return undefined;
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
     throw new ArsError(
-      response.status,
+      answer.status,
       'invalid_response',
-      `${url} answered ${response.status} with a body that is not JSON`,
+      `${url} answered ${answer.status} with a body that is not JSON`,
       {
         cause: error,
       },

@@ -1,6 +1,6 @@
 /**
- * @ars/client: the TypeScript SDK of the Agent Run Service (fetch and a
- * resumable SSE reader; no other dependency). Used by the CLI, the console,
+ * @ars/client: the TypeScript SDK of the Agent Run Service (calls over
+ * node:http on Node.js, else fetch, and a resumable SSE reader; no other dependency). Used by the CLI, the console,
  * the e2e tests and the benchmarks.
  */
 export { createClient } from './client.ts';
