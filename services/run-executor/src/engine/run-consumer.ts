@@ -3,18 +3,19 @@ import type { Bus, Subscription } from '@ars/bus';
 import { context, extractTraceContext } from '@ars/telemetry';
 import type { Logger } from '@ars/telemetry';
 import type { Lease, LeaseManager } from './lease.ts';
+import { BucketHints } from './bucket-hints.ts';
 import { bucketOf, PRIORITY_BUCKETS } from './priority.ts';
 import type { RunExit, RunLoop } from './run-loop.ts';
-import { enqueueRun } from './work-queue.ts';
+import { bucketOfSubject, enqueueRun } from './work-queue.ts';
 import type { WorkItem, WorkQueue } from './work-queue.ts';
 
 /**
  * The executor's side of the RUNS work queue. It keeps at most
  * `concurrency` runs in flight; whenever a slot is free it pulls, without
- * waiting, from the `high` bucket first, then `normal`, then `low`. An idle
- * executor sleeps until a start is published on `ars.runs.>` (a core
- * subscription wakes it) or `idlePollMs` passes (redeliveries publish
- * nothing). Each claimed message is held unacknowledged while its run
+ * waiting, from the `high` bucket first, then `normal`, then `low`, each
+ * only while it may hold work (see {@link BucketHints}). An idle executor
+ * sleeps until a start is published on `ars.runs.>` (a core subscription
+ * wakes it) or `idlePollMs` passes (redeliveries publish nothing). Each claimed message is held unacknowledged while its run
  * executes: one shared timer sends the progress heartbeats and refreshes the
  * leases. Then: done → ack; handed back → nak (or, if a prioritize moved the
  * run to another bucket, re-enqueue there and ack); lease held elsewhere →
@@ -65,6 +66,8 @@ function delay(ms: number): Promise<void> {
 
 export function createRunConsumer(options: RunConsumerOptions): RunConsumer {
   const { bus, queue, leases, logger, concurrency } = options;
+  const idlePollMs = options.idlePollMs ?? 1_000;
+  const hints = new BucketHints(idlePollMs);
   const inFlight = new Map<string, InFlight>();
   let claiming = 0;
   let stopping = false;
@@ -167,22 +170,27 @@ export function createRunConsumer(options: RunConsumerOptions): RunConsumer {
     while (!stopping) {
       const free = concurrency - inFlight.size - claiming;
       if (free <= 0) {
-        await nap(options.idlePollMs ?? 1_000);
+        await nap(idlePollMs);
         continue;
       }
+      hints.refresh(Date.now());
       let remaining = free;
       for (const bucket of PRIORITY_BUCKETS) {
         if (remaining <= 0 || stopping) break;
-        claiming += remaining;
-        const items = await queue.pull(bucket, remaining).catch(() => [] as WorkItem[]);
-        claiming -= remaining;
+        const marks = hints.ready(bucket);
+        if (marks === undefined) continue;
+        const asked = remaining;
+        claiming += asked;
+        const items = await queue.pull(bucket, asked).catch(() => [] as WorkItem[]);
+        claiming -= asked;
+        if (items.length < asked) hints.clear(bucket, marks);
         for (const item of items) {
           if (stopping) item.nak();
           else launch(item);
         }
         remaining -= items.length;
       }
-      if (remaining === free) await nap(options.idlePollMs ?? 1_000);
+      if (remaining === free) await nap(idlePollMs);
     }
   }
 
@@ -197,7 +205,12 @@ export function createRunConsumer(options: RunConsumerOptions): RunConsumer {
     },
 
     start(): void {
-      wakeSub = bus.nc.subscribe(`${RUNS_SUBJECT_PREFIX}.>`, { callback: () => notify() });
+      wakeSub = bus.nc.subscribe(`${RUNS_SUBJECT_PREFIX}.>`, {
+        callback: (error, msg) => {
+          if (error === null) hints.mark(bucketOfSubject(msg.subject));
+          notify();
+        },
+      });
       const period = Math.max(200, Math.floor(Math.min(options.ackWaitMs, options.leaseTtlMs) / 3));
       heartbeat = setInterval(beat, period);
       heartbeat.unref();

@@ -92,7 +92,8 @@ function taskIdOf(data: Uint8Array): string | undefined {
   }
 }
 
-function bucketOfSubject(subject: string): PriorityBucket {
+/** The priority bucket of a RUNS subject (`ars.runs.<bucket>`); `normal` for anything else. */
+export function bucketOfSubject(subject: string): PriorityBucket {
   const bucket = subject.slice(subject.lastIndexOf('.') + 1);
   return (PRIORITY_BUCKETS as readonly string[]).includes(bucket) ? (bucket as PriorityBucket) : 'normal';
 }
