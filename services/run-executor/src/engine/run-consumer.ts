@@ -3,7 +3,7 @@ import type { Bus, Subscription } from '@ars/bus';
 import { context, extractTraceContext } from '@ars/telemetry';
 import type { Logger } from '@ars/telemetry';
 import type { Lease, LeaseManager } from './lease.ts';
-import { BucketHints } from './bucket-hints.ts';
+import { BucketHints, RACE_RETRY_MS } from './bucket-hints.ts';
 import { bucketOf, PRIORITY_BUCKETS } from './priority.ts';
 import type { RunExit, RunLoop } from './run-loop.ts';
 import { bucketOfSubject, enqueueRun } from './work-queue.ts';
@@ -174,6 +174,7 @@ export function createRunConsumer(options: RunConsumerOptions): RunConsumer {
         continue;
       }
       hints.refresh(Date.now());
+      let settling = false;
       let remaining = free;
       for (const bucket of PRIORITY_BUCKETS) {
         if (remaining <= 0 || stopping) break;
@@ -183,14 +184,14 @@ export function createRunConsumer(options: RunConsumerOptions): RunConsumer {
         claiming += asked;
         const items = await queue.pull(bucket, asked).catch(() => [] as WorkItem[]);
         claiming -= asked;
-        if (items.length < asked) hints.clear(bucket, marks);
+        if (items.length < asked && hints.clear(bucket, marks)) settling = true;
         for (const item of items) {
           if (stopping) item.nak();
           else launch(item);
         }
         remaining -= items.length;
       }
-      if (remaining === free) await nap(idlePollMs);
+      if (remaining === free) await nap(settling ? RACE_RETRY_MS : idlePollMs);
     }
   }
 

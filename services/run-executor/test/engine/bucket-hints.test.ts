@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BucketHints } from '../../src/engine/bucket-hints.ts';
+import { BucketHints, RACE_WINDOW_MS } from '../../src/engine/bucket-hints.ts';
 
 describe('BucketHints', () => {
   it('offers every bucket at first, and once per period after that', () => {
@@ -8,7 +8,7 @@ describe('BucketHints', () => {
     for (const bucket of ['high', 'normal', 'low'] as const) {
       const marks = hints.ready(bucket);
       expect(marks).toBeDefined();
-      hints.clear(bucket, marks!);
+      expect(hints.clear(bucket, marks!, 5_001)).toBe(false);
       expect(hints.ready(bucket)).toBeUndefined();
     }
     hints.refresh(5_500);
@@ -21,8 +21,8 @@ describe('BucketHints', () => {
   it('offers a bucket again once something was published on it', () => {
     const hints = new BucketHints(60_000);
     hints.refresh(0);
-    hints.clear('normal', hints.ready('normal')!);
-    hints.mark('normal');
+    expect(hints.clear('normal', hints.ready('normal')!, 10)).toBe(false);
+    hints.mark('normal', 100);
     expect(hints.ready('normal')).toBeDefined();
     expect(hints.ready('high')).toBeDefined(); // never cleared
   });
@@ -31,8 +31,19 @@ describe('BucketHints', () => {
     const hints = new BucketHints(60_000);
     hints.refresh(0);
     const before = hints.ready('low')!;
-    hints.mark('low'); // arrives during the pull that then comes back short
-    hints.clear('low', before);
+    hints.mark('low', 1_000); // arrives during the pull that then comes back short
+    hints.clear('low', before, 1_000 + RACE_WINDOW_MS + 1);
     expect(hints.ready('low')).toBeDefined();
+  });
+
+  it('does not clear a bucket published to moments ago (the stream may not have stored it yet)', () => {
+    const hints = new BucketHints(60_000);
+    hints.refresh(0);
+    hints.mark('normal', 1_000);
+    const marks = hints.ready('normal')!;
+    expect(hints.clear('normal', marks, 1_000 + RACE_WINDOW_MS - 1)).toBe(true);
+    expect(hints.ready('normal')).toBe(marks);
+    expect(hints.clear('normal', marks, 1_000 + RACE_WINDOW_MS)).toBe(false);
+    expect(hints.ready('normal')).toBeUndefined();
   });
 });
