@@ -4,7 +4,7 @@ import type { JsMsg } from '@nats-io/jetstream';
 
 /** The JSON body stored on the EVENTS stream for one event. */
 export interface StoredEvent {
-  /** The event id, also the `Nats-Msg-Id` of its publish. */
+  /** The event id (also the `Nats-Msg-Id` of its publish when the publisher chose it). */
   readonly id: string;
   readonly type: string;
   /** RFC 3339. */

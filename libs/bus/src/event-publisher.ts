@@ -40,7 +40,12 @@ export interface PublishEventInput {
     readonly run?: string | undefined;
   };
   readonly payload: unknown;
-  /** Event id and `Nats-Msg-Id`; reuse it on a retry so the stream drops the copy. @default a random UUID */
+  /**
+   * Event id, and then also its `Nats-Msg-Id`: reuse it on a retry so the
+   * stream drops the copy. @default a random UUID, published without
+   * `Nats-Msg-Id` (nothing can publish it again, and each id costs
+   * nats-server a map entry for the duplicate window)
+   */
   readonly eventId?: string;
   /** @default now */
   readonly occurredAt?: Date | string;
@@ -104,13 +109,16 @@ export function createEventPublisher(bus: Bus, options: EventPublisherOptions): 
     }
   }
 
-  async function store(event: StoredEvent): Promise<PublishResult> {
+  async function store(event: StoredEvent, deduplicate: boolean): Promise<PublishResult> {
     const subject = eventSubject(event);
     const h = headers();
     h.set(SOURCE_HEADER, source);
     injectTraceContext((key, value) => h.set(key, value));
     try {
-      const ack = await bus.js.publish(subject, encodeStoredEvent(event), { msgID: event.id, headers: h });
+      const ack = await bus.js.publish(subject, encodeStoredEvent(event), {
+        ...(deduplicate ? { msgID: event.id } : {}),
+        headers: h,
+      });
       return { sequence: ack.seq, duplicate: ack.duplicate };
     } catch (error) {
       logger.warn({ err: error, eventType: event.type, eventId: event.id }, 'event publish failed');
@@ -138,7 +146,7 @@ export function createEventPublisher(bus: Bus, options: EventPublisherOptions): 
             payload: out.payload,
           };
           try {
-            return await store(event);
+            return await store(event, input.eventId !== undefined);
           } catch (error) {
             throw isServiceError(error)
               ? error

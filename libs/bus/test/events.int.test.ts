@@ -10,6 +10,7 @@ import {
   connectBus,
   createEventPublisher,
   decodeEventMessage,
+  decodeStoredEvent,
   ensureInfrastructure,
   eventFilterSubject,
   startNatsServer,
@@ -112,6 +113,14 @@ describe('event publisher', () => {
     expect(msg?.headers?.get('traceparent')).toContain(traceId);
     expect(msg?.headers?.get('ars-source')).toBe('events-test');
     expect(decodeEventMessage(msg as JsMsg).run).toBe('');
+  });
+
+  it('publishes an event without a chosen id without Nats-Msg-Id, its random id in the body', async () => {
+    const id = identity();
+    await publisher.publish({ type: 'task.started', identity: id, payload: { TaskID: 't', PriorState: 'p' } });
+    const [msg] = await readSession(id.session);
+    expect(msg?.headers?.has('Nats-Msg-Id')).toBe(false);
+    expect(decodeStoredEvent((msg as JsMsg).data).id).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('stores an event once when the same event id is published twice', async () => {

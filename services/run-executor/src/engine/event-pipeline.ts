@@ -155,7 +155,11 @@ export interface PipelineEvent {
     readonly run?: string;
   };
   readonly payload: Record<string, unknown>;
-  /** Event id and `Nats-Msg-Id`. @default a random UUID */
+  /**
+   * Event id, and then also its `Nats-Msg-Id`: give one for an event that may
+   * be published again (the stream drops the copy within its duplicate
+   * window). @default a random UUID, without `Nats-Msg-Id`
+   */
   readonly eventId?: string;
   /** The identity's subject prefix (`eventSubject` without the type), when the caller keeps it. */
   readonly subjectPrefix?: string;
@@ -230,7 +234,10 @@ export function createEventPipeline(js: JsPipeline, options: EventPipelineOption
         payload: out.payload,
       };
       const h = headers();
-      h.set('Nats-Msg-Id', stored.id);
+      // Only a caller-chosen id can be published twice (a re-announced spawn, a
+      // terminal event after a crash); a fresh random one never is, and each
+      // Nats-Msg-Id costs nats-server a map entry for the duplicate window.
+      if (event.eventId !== undefined) h.set('Nats-Msg-Id', stored.id);
       h.set(SOURCE_HEADER, source);
       if (event.trace === undefined) injectTraceContext((key, value) => h.set(key, value));
       else for (const [key, value] of event.trace) h.set(key, value);
