@@ -8,6 +8,7 @@ import type { Bus } from './connection.ts';
 import { encodeStoredEvent } from './event-codec.ts';
 import type { StoredEvent } from './event-codec.ts';
 import { redactPayload, scrubString } from './redactor.ts';
+import { publishToStream } from './stream-publish.ts';
 import { eventSubject } from './subjects.ts';
 
 /** Looks up a registry row by event type (`getEvent` of @ars/contracts by default). */
@@ -115,8 +116,8 @@ export function createEventPublisher(bus: Bus, options: EventPublisherOptions): 
     h.set(SOURCE_HEADER, source);
     injectTraceContext((key, value) => h.set(key, value));
     try {
-      const ack = await bus.js.publish(subject, encodeStoredEvent(event), {
-        ...(deduplicate ? { msgID: event.id } : {}),
+      const ack = await publishToStream(bus.nc, subject, encodeStoredEvent(event), {
+        ...(deduplicate ? { msgId: event.id } : {}),
         headers: h,
       });
       return { sequence: ack.seq, duplicate: ack.duplicate };

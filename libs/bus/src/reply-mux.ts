@@ -132,3 +132,16 @@ export function createReplyMux(nc: NatsConnection): ReplyMux {
     },
   };
 }
+
+/** One mux per connection, shared by every caller on it (RPC clients, stream publishes). */
+const muxes = new WeakMap<NatsConnection, ReplyMux>();
+
+/** The connection's shared mux. */
+export function replyMuxOf(nc: NatsConnection): ReplyMux {
+  let mux = muxes.get(nc);
+  if (mux === undefined) {
+    mux = createReplyMux(nc);
+    muxes.set(nc, mux);
+  }
+  return mux;
+}

@@ -1,11 +1,10 @@
 import { Empty, headers } from '@nats-io/transport-node';
-import type { Msg, NatsConnection } from '@nats-io/transport-node';
+import type { Msg } from '@nats-io/transport-node';
 import { isErrorCode, ServiceError } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
 import { injectTraceContext, SpanKind, withSpan } from '@ars/telemetry';
 import type { Bus } from './connection.ts';
-import { createReplyMux, ReplyMuxError } from './reply-mux.ts';
-import type { ReplyMux } from './reply-mux.ts';
+import { replyMuxOf, ReplyMuxError } from './reply-mux.ts';
 import { encodeIdentityHeaders } from './rpc-headers.ts';
 import { rpcSubject } from './subjects.ts';
 
@@ -58,18 +57,6 @@ function transportError(error: unknown, service: string, method: string, timeout
   return new ServiceError('unavailable', `request to ${service} failed: ${detail}`, { cause: error });
 }
 
-/** One reply mux per connection, shared by every client made on it. */
-const muxes = new WeakMap<NatsConnection, ReplyMux>();
-
-function muxOf(nc: NatsConnection): ReplyMux {
-  let mux = muxes.get(nc);
-  if (mux === undefined) {
-    mux = createReplyMux(nc);
-    muxes.set(nc, mux);
-  }
-  return mux;
-}
-
 function parseReply(msg: Msg, service: string): unknown {
   let reply: unknown;
   try {
@@ -104,7 +91,7 @@ export function createRpcClient(bus: Bus, options: RpcClientOptions = {}): RpcCl
         const payload = body === undefined ? Empty : encoder.encode(JSON.stringify(body));
         let msg: Msg;
         try {
-          msg = await muxOf(bus.nc).request(subject, payload, { timeoutMs, headers: h });
+          msg = await replyMuxOf(bus.nc).request(subject, payload, { timeoutMs, headers: h });
         } catch (error) {
           throw transportError(error, service, method, timeoutMs);
         }

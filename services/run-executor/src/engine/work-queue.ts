@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { AckPolicy, DeliverPolicy, headers, RUNS_STREAM, runsSubject } from '@ars/bus';
+import { ServiceError } from '@ars/contracts';
+import { AckPolicy, DeliverPolicy, headers, publishToStream, RUNS_STREAM, runsSubject } from '@ars/bus';
 import { injectTraceContext } from '@ars/telemetry';
 import type { Bus, Msg, Subscription } from '@ars/bus';
 import { CONSUMER_PREFIX, PRIORITY_BUCKETS, bucketOf, consumerName } from './priority.ts';
@@ -59,7 +60,11 @@ const API_PREFIX = '$JS.API';
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** Enqueues a run on its priority bucket; `msgId` deduplicates a retried enqueue. */
+/**
+ * Enqueues a run on its priority bucket; `msgId` deduplicates a retried
+ * enqueue. A refusal or a missing acknowledgement is ServiceError
+ * `unavailable` (retryable: the start can be repeated with its key).
+ */
 export async function enqueueRun(
   bus: Bus,
   run: { readonly task_id: string; readonly priority: number },
@@ -69,10 +74,17 @@ export async function enqueueRun(
   const h = headers();
   // The run's events then join the trace of the request that started it.
   injectTraceContext((key, value) => h.set(key, value));
-  await bus.js.publish(runsSubject(bucketOf(run.priority)), encoder.encode(JSON.stringify(body)), {
-    msgID: options.msgId ?? `run-${run.task_id}`,
-    headers: h,
-  });
+  try {
+    await publishToStream(bus.nc, runsSubject(bucketOf(run.priority)), encoder.encode(JSON.stringify(body)), {
+      msgId: options.msgId ?? `run-${run.task_id}`,
+      headers: h,
+    });
+  } catch (error) {
+    throw new ServiceError('unavailable', 'the run queue did not take the run; retry', {
+      cause: error,
+      retryable: true,
+    });
+  }
 }
 
 /** Delivery count of a message from its ack subject (`$JS.ACK.<stream>.<consumer>.<delivered>.…`, v1 or v2 layout). */

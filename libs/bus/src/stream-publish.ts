@@ -1,0 +1,75 @@
+import { headers } from '@nats-io/transport-node';
+import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
+import { replyMuxOf, ReplyMuxError } from './reply-mux.ts';
+
+/**
+ * A JetStream publish on the connection's shared reply mux: the message goes
+ * out with a reply subject and the stream's acknowledgement comes back there.
+ * What `js.publish` does, without nats-core's per-request deferred, timer
+ * and Error (see `reply-mux.ts`).
+ */
+
+/** The stream's acknowledgement. */
+export interface StreamAck {
+  readonly stream: string;
+  readonly seq: number;
+  readonly duplicate: boolean;
+}
+
+/** The stream refused or never acknowledged the message. */
+export class StreamPublishError extends Error {
+  /**
+   * JetStream's error code (`err_code`, e.g. 10071 wrong last sequence), or
+   * 503 no stream takes the subject, 408 no acknowledgement in time, 0 other.
+   */
+  readonly code: number;
+  constructor(code: number, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StreamPublishError';
+    this.code = code;
+  }
+}
+
+export interface StreamPublishOptions {
+  /** `Nats-Msg-Id`: the stream drops a second message with it within its duplicate window. */
+  readonly msgId?: string;
+  readonly headers?: MsgHdrs;
+  /** @default 5000 */
+  readonly timeoutMs?: number;
+}
+
+const decoder = new TextDecoder();
+
+/** Publishes `data` to a stream subject; resolves to the acknowledgement, rejects with {@link StreamPublishError}. */
+export async function publishToStream(
+  nc: NatsConnection,
+  subject: string,
+  data: Uint8Array,
+  options: StreamPublishOptions = {},
+): Promise<StreamAck> {
+  const h = options.headers ?? (options.msgId === undefined ? undefined : headers());
+  if (options.msgId !== undefined) h?.set('Nats-Msg-Id', options.msgId);
+  const timeoutMs = options.timeoutMs ?? 5_000;
+  let reply;
+  try {
+    reply = await replyMuxOf(nc).request(subject, data, { timeoutMs, ...(h === undefined ? {} : { headers: h }) });
+  } catch (error) {
+    const reason = error instanceof ReplyMuxError ? error.reason : 'publish_failed';
+    const code = reason === 'no_responders' ? 503 : reason === 'timeout' ? 408 : 0;
+    const detail = reason === 'no_responders' ? `no stream takes ${subject}` : (error as Error).message;
+    throw new StreamPublishError(code, detail, { cause: error });
+  }
+  let ack: { stream?: string; seq?: number; duplicate?: boolean; error?: { err_code?: number; description?: string } };
+  try {
+    ack = JSON.parse(decoder.decode(reply.data)) as typeof ack;
+  } catch (error) {
+    throw new StreamPublishError(0, 'malformed acknowledgement', { cause: error });
+  }
+  // A refusal carries `seq: 0` beside its error: look at the error first.
+  if (ack.error !== undefined)
+    throw new StreamPublishError(ack.error.err_code ?? 0, ack.error.description ?? 'refused');
+  if (typeof ack.stream !== 'string' || ack.stream === '' || typeof ack.seq !== 'number') {
+    throw new StreamPublishError(0, 'malformed acknowledgement');
+  }
+  return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate === true };
+}

@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectBus, headers, publishToStream, startNatsServer, StreamPublishError } from '../src/index.ts';
+import type { Bus, NatsServerHandle } from '../src/index.ts';
+import { tempDir } from './helpers.ts';
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+describe('publishToStream', () => {
+  let server: NatsServerHandle;
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let bus: Bus;
+
+  beforeAll(async () => {
+    dir = await tempDir('stream-publish');
+    server = await startNatsServer({ storeDir: dir.path });
+    bus = await connectBus({ servers: server.url, name: 'stream-publish-test' });
+    await bus.jsm.streams.add({ name: 'SP', subjects: ['sp.>'], duplicate_window: 60_000_000_000 });
+  });
+
+  afterAll(async () => {
+    await bus?.close();
+    await server?.stop();
+    await dir?.remove();
+  });
+
+  it('resolves to the stream and sequence, and drops a second message with the same id', async () => {
+    const first = await publishToStream(bus.nc, 'sp.a', bytes('one'), { msgId: 'm-1' });
+    const again = await publishToStream(bus.nc, 'sp.a', bytes('one'), { msgId: 'm-1' });
+    const other = await publishToStream(bus.nc, 'sp.a', bytes('two'));
+    expect(first).toEqual({ stream: 'SP', seq: first.seq, duplicate: false });
+    expect(again).toEqual({ stream: 'SP', seq: first.seq, duplicate: true });
+    expect(other.seq).toBe(first.seq + 1);
+    const stored = await bus.jsm.streams.getMessage('SP', { seq: first.seq });
+    expect(stored?.header.get('Nats-Msg-Id')).toBe('m-1');
+  });
+
+  it('keeps the headers it was given beside the id', async () => {
+    const h = headers();
+    h.set('ars-source', 'test');
+    const ack = await publishToStream(bus.nc, 'sp.b', bytes('x'), { msgId: 'm-2', headers: h });
+    const stored = await bus.jsm.streams.getMessage('SP', { seq: ack.seq });
+    expect(stored?.header.get('ars-source')).toBe('test');
+    expect(stored?.header.get('Nats-Msg-Id')).toBe('m-2');
+  });
+
+  it('reports a refusal with the JetStream error code', async () => {
+    const h = headers();
+    h.set('Nats-Expected-Last-Subject-Sequence', '999999');
+    const failure = await publishToStream(bus.nc, 'sp.c', bytes('x'), { headers: h }).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(StreamPublishError);
+    expect((failure as StreamPublishError).code).toBe(10071);
+  });
+
+  it('reports a subject no stream takes as 503 at once', async () => {
+    const started = Date.now();
+    const failure = await publishToStream(bus.nc, 'nostream.x', bytes('x'), { timeoutMs: 10_000 }).catch(
+      (e: unknown) => e,
+    );
+    expect(failure).toMatchObject({ name: 'StreamPublishError', code: 503 });
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
