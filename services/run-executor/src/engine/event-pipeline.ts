@@ -18,11 +18,11 @@ import type { Logger } from '@ars/telemetry';
  * one inbox, and JetStream's acknowledgement comes back there: nothing per
  * message but a map entry (no request object, timer or error capture each,
  * which at a few dozen messages a run is most of a request-based publish's
- * cost). Messages are sent on the next turn of the event loop, in call order,
- * so the messages of every run emitted meanwhile share one socket write and
- * the stream stores them in call order; acknowledgements are matched by
- * token, whatever order they come in. One timer fails those not acknowledged
- * in time.
+ * cost). Messages are published at once, in call order (the bus connection
+ * writes what a turn of the event loop sent in one socket write, so the
+ * messages of every run emitted meanwhile share it, and the stream stores
+ * them in call order); acknowledgements are matched by token, whatever order
+ * they come in. One timer fails those not acknowledged in time.
  */
 
 /** A JetStream refusal (`code` is the JetStream error code, e.g. 10071 wrong last sequence). */
@@ -73,9 +73,7 @@ export function createJsPipeline(bus: Bus, options: { readonly timeoutMs?: numbe
   const timeoutMs = options.timeoutMs ?? 10_000;
   const inbox = `_INBOX.${randomUUID().replaceAll('-', '')}`;
   const pending = new Map<number, Pending>();
-  const outbox: { subject: string; data: Uint8Array; token: number; headers: MsgHdrs | undefined }[] = [];
   let counter = 0;
-  let scheduled = false;
   let sub: Subscription | undefined;
   let sweep: NodeJS.Timeout | undefined;
 
@@ -106,20 +104,6 @@ export function createJsPipeline(bus: Bus, options: { readonly timeoutMs?: numbe
     sweep.unref();
   };
 
-  const drain = (): void => {
-    scheduled = false;
-    for (const m of outbox.splice(0)) {
-      try {
-        bus.nc.publish(m.subject, m.data, {
-          reply: `${inbox}.${m.token}`,
-          ...(m.headers ? { headers: m.headers } : {}),
-        });
-      } catch (error) {
-        settle(m.token, { code: 0, error: error instanceof Error ? error.message : String(error) });
-      }
-    }
-  };
-
   return {
     send(subject, data, h): Promise<number> {
       if (bus.nc.isClosed()) return Promise.reject(new JsPublishError(503, 'the bus connection is closed'));
@@ -127,16 +111,15 @@ export function createJsPipeline(bus: Bus, options: { readonly timeoutMs?: numbe
       const token = ++counter;
       return new Promise<number>((resolve, reject) => {
         pending.set(token, { resolve, reject, sentAt: Date.now() });
-        outbox.push({ subject, data, token, headers: h });
-        if (!scheduled) {
-          scheduled = true;
-          setImmediate(drain);
+        try {
+          bus.nc.publish(subject, data, { reply: `${inbox}.${token}`, ...(h ? { headers: h } : {}) });
+        } catch (error) {
+          settle(token, { code: 0, error: error instanceof Error ? error.message : String(error) });
         }
       });
     },
 
     close(): void {
-      drain();
       clearInterval(sweep);
       sub?.unsubscribe();
       sub = undefined;
