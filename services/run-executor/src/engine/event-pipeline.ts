@@ -4,126 +4,47 @@ import {
   encodeStoredEvent,
   eventSubject,
   headers,
+  publishToStream,
   redactPayload,
   REDACTION_FAILED_TYPE,
   SOURCE_HEADER,
+  StreamPublishError,
 } from '@ars/bus';
-import type { Bus, Msg, MsgHdrs, StoredEvent, Subscription } from '@ars/bus';
+import type { Bus, MsgHdrs, StoredEvent } from '@ars/bus';
 import { injectTraceContext } from '@ars/telemetry';
 import type { Logger } from '@ars/telemetry';
 
 /**
- * Pipelined JetStream publishing for the engine's hot path (events, leases).
- * Each message leaves with a core publish whose reply subject is a token under
- * one inbox, and JetStream's acknowledgement comes back there: nothing per
- * message but a map entry (no request object, timer or error capture each,
- * which at a few dozen messages a run is most of a request-based publish's
- * cost). Messages are published at once, in call order (the bus connection
- * writes what a turn of the event loop sent in one socket write, so the
- * messages of every run emitted meanwhile share it, and the stream stores
- * them in call order); acknowledgements are matched by token, whatever order
- * they come in. One timer fails those not acknowledged in time.
+ * JetStream publishing for the engine's hot path (events, leases): each
+ * message goes out at once on the bus connection's shared reply inbox
+ * (`publishToStream`), in call order; the connection writes what a turn of
+ * the event loop sent in one socket write, so the stream stores the
+ * messages of every run in call order, and acknowledgements are matched to
+ * their messages whatever order they come in.
  */
 
-/** A JetStream refusal (`code` is the JetStream error code, e.g. 10071 wrong last sequence). */
-export class JsPublishError extends Error {
-  readonly code: number;
-  constructor(code: number, message: string) {
-    super(message);
-    this.name = 'JsPublishError';
-    this.code = code;
-  }
-}
-
-/** JetStream's error code for a failed `Nats-Expected-Last-Subject-Sequence` check. */
-export const WRONG_LAST_SEQUENCE = 10071;
-
 export interface JsPipeline {
-  /** Publishes to a stream subject; resolves to the stored sequence, rejects with {@link JsPublishError}. */
+  /** Publishes to a stream subject; resolves to the stored sequence, rejects with `StreamPublishError`. */
   send(subject: string, data: Uint8Array, headers?: MsgHdrs): Promise<number>;
+  /** Refuses later sends (those under way still settle). */
   close(): void;
-}
-
-interface Pending {
-  readonly resolve: (sequence: number) => void;
-  readonly reject: (error: unknown) => void;
-  readonly sentAt: number;
-}
-
-const decoder = new TextDecoder();
-
-function parseAck(msg: Msg): { sequence: number } | { code: number; error: string } {
-  if (msg.headers?.code === 503) return { code: 503, error: 'no stream stores this subject' };
-  try {
-    const ack = JSON.parse(decoder.decode(msg.data)) as {
-      seq?: number;
-      error?: { err_code?: number; description?: string };
-    };
-    // A refusal carries `seq: 0` beside its error: look at the error first.
-    if (ack.error !== undefined) return { code: ack.error.err_code ?? 0, error: ack.error.description ?? 'refused' };
-    if (typeof ack.seq === 'number' && ack.seq > 0) return { sequence: ack.seq };
-    return { code: 0, error: 'malformed acknowledgement' };
-  } catch {
-    return { code: 0, error: 'malformed acknowledgement' };
-  }
 }
 
 /** Creates the pipeline on `bus`; `timeoutMs` bounds the wait for an acknowledgement (default 10000). */
 export function createJsPipeline(bus: Bus, options: { readonly timeoutMs?: number } = {}): JsPipeline {
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const inbox = `_INBOX.${randomUUID().replaceAll('-', '')}`;
-  const pending = new Map<number, Pending>();
-  let counter = 0;
-  let sub: Subscription | undefined;
-  let sweep: NodeJS.Timeout | undefined;
-
-  const settle = (token: number, outcome: { sequence: number } | { code: number; error: string }): void => {
-    const entry = pending.get(token);
-    if (entry === undefined) return;
-    pending.delete(token);
-    if ('sequence' in outcome) entry.resolve(outcome.sequence);
-    else entry.reject(new JsPublishError(outcome.code, outcome.error));
-  };
-
-  const ensureListening = (): void => {
-    if (sub !== undefined) return;
-    sub = bus.nc.subscribe(`${inbox}.*`, {
-      callback: (error, msg) => {
-        if (error === null) settle(Number(msg.subject.slice(inbox.length + 1)), parseAck(msg));
-      },
-    });
-    sweep = setInterval(
-      () => {
-        const oldest = Date.now() - timeoutMs;
-        for (const [token, entry] of pending) {
-          if (entry.sentAt < oldest) settle(token, { code: 408, error: `no acknowledgement within ${timeoutMs} ms` });
-        }
-      },
-      Math.min(1_000, timeoutMs),
-    );
-    sweep.unref();
-  };
-
+  let closed = false;
   return {
-    send(subject, data, h): Promise<number> {
-      if (bus.nc.isClosed()) return Promise.reject(new JsPublishError(503, 'the bus connection is closed'));
-      ensureListening();
-      const token = ++counter;
-      return new Promise<number>((resolve, reject) => {
-        pending.set(token, { resolve, reject, sentAt: Date.now() });
-        try {
-          bus.nc.publish(subject, data, { reply: `${inbox}.${token}`, ...(h ? { headers: h } : {}) });
-        } catch (error) {
-          settle(token, { code: 0, error: error instanceof Error ? error.message : String(error) });
-        }
+    async send(subject, data, h): Promise<number> {
+      if (closed) throw new StreamPublishError(0, 'publisher closed');
+      const ack = await publishToStream(bus.nc, subject, data, {
+        timeoutMs,
+        ...(h === undefined ? {} : { headers: h }),
       });
+      return ack.seq;
     },
-
     close(): void {
-      clearInterval(sweep);
-      sub?.unsubscribe();
-      sub = undefined;
-      for (const token of [...pending.keys()]) settle(token, { code: 0, error: 'publisher closed' });
+      closed = true;
     },
   };
 }
