@@ -30,4 +30,18 @@ describe('createTurnQueries', () => {
     expect(turns.size).toBe(2);
     expect(turns.take('young')).toBe('fresh');
   });
+
+  it('keeps at most its character budget, dropping the oldest first, and never holds a query above it', () => {
+    const turns = createTurnQueries({ maxChars: 10 });
+    turns.remember('a', 'aaaa');
+    turns.remember('b', 'bbbb');
+    turns.remember('c', 'cccc'); // 12 characters: a goes
+    expect(turns.take('a')).toBeUndefined();
+    expect(turns.size).toBe(2);
+    turns.remember('huge', 'x'.repeat(11));
+    expect(turns.take('huge')).toBeUndefined();
+    expect(turns.take('b')).toBe('bbbb');
+    expect(turns.take('c')).toBe('cccc');
+    expect(turns.size).toBe(0);
+  });
 });
