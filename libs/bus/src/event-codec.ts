@@ -1,6 +1,5 @@
 import { ServiceError } from '@ars/contracts';
 import type { EventFrame } from '@ars/contracts';
-import type { JsMsg } from '@nats-io/jetstream';
 
 /** The JSON body stored on the EVENTS stream for one event. */
 export interface StoredEvent {
@@ -45,10 +44,11 @@ export function decodeStoredEvent(data: Uint8Array): StoredEvent {
 }
 
 /**
- * Turns a message read from the EVENTS stream into the SSE frame, with
+ * Turns a message read from the EVENTS stream (a JetStream message or an
+ * `EventRecord` of the range reader) into the SSE frame, with
  * `sequence` = the stream sequence (the `Last-Event-ID` cursor).
  */
-export function decodeEventMessage(msg: JsMsg): EventFrame {
+export function decodeEventMessage(msg: { readonly seq: number; readonly data: Uint8Array }): EventFrame {
   let stored: StoredEvent;
   try {
     stored = decodeStoredEvent(msg.data);

@@ -5,9 +5,9 @@
  */
 import type { z } from 'zod';
 import { isServiceError } from '@ars/contracts';
-import type { VerifiedIdentity } from '@ars/contracts';
-import { connectBus, createRpcClient } from '@ars/bus';
-import type { Bus, RpcClient } from '@ars/bus';
+import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
+import { connectBus, createRpcClient, decodeEventMessage, eventFilterSubject, readEvents } from '@ars/bus';
+import type { Bus, EventFilter, RpcClient } from '@ars/bus';
 import { createLogger } from '@ars/telemetry';
 import type { Logger } from '@ars/telemetry';
 import { loadConfig } from './config.ts';
@@ -89,5 +89,25 @@ export async function outcomeOf(call: Promise<unknown>): Promise<CallOutcome> {
   } catch (error) {
     if (isServiceError(error)) return { ok: false, code: error.code, message: error.message };
     throw error;
+  }
+}
+
+/**
+ * Every stored event matching `filter` after sequence `after`, in stream
+ * order: what a client subscribing with `Last-Event-ID: after` would get
+ * now. Publishers await the stream's acknowledgement before answering, so
+ * call it once the write under test resolved: nothing to wait for.
+ */
+export async function storedEvents(bus: Bus, filter: EventFilter, after = 0): Promise<EventFrame[]> {
+  const reader = await readEvents(bus, {
+    filterSubject: eventFilterSubject(filter),
+    ...(after > 0 ? { startSequence: after + 1 } : {}),
+  });
+  try {
+    const frames: EventFrame[] = [];
+    for await (const record of reader) frames.push(decodeEventMessage(record));
+    return frames;
+  } finally {
+    await reader.close();
   }
 }

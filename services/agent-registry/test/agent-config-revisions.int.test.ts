@@ -6,11 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNatsServer } from '@ars/bus';
 import type { NatsServerHandle } from '@ars/bus';
 import type { VerifiedIdentity } from '@ars/contracts';
-import { outcomeOf, startInProcess } from '@ars/service-kit/testing';
+import { outcomeOf, startInProcess, storedEvents } from '@ars/service-kit/testing';
 import type { InProcessService } from '@ars/service-kit/testing';
 import { contentHash } from '../src/domain/canonical-json.ts';
 import { agentRegistryService } from '../src/service.ts';
-import { readEvents } from './helpers/events.ts';
 
 interface Revision {
   agent_id: string;
@@ -91,7 +90,7 @@ describe('agent_config revisions', () => {
       const admin = caller();
       const first = await setRevision(admin, { agent_id: 'helper', config: CONFIG });
       const second = await setRevision(admin, { agent_id: 'helper', config: {} });
-      const frames = await readEvents(service.bus, { tenant: admin.tenant, type: 'agent.config.revised' });
+      const frames = await storedEvents(service.bus, { tenant: admin.tenant, type: 'agent.config.revised' });
       expect(frames).toHaveLength(2);
       expect(Object.keys(frames[0]!.payload).sort()).toEqual(
         ['Author', 'AgentID', 'ContentHash', 'OccurredAt', 'ParentRevisionID', 'RevisionID'].sort(),

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storedEvents } from '@ars/service-kit/testing';
 import { ADMIN, artifactOf, caller, putBody, startArtifactHarness, uniqueTenant } from './support/harness.ts';
 import type { ArtifactHarness } from './support/harness.ts';
-import { readEvents } from './support/events.ts';
 import { streamInto, sliced } from './support/upload.ts';
 import type { Location } from './support/upload.ts';
 
@@ -111,7 +111,7 @@ describe('artifact internal endpoints', () => {
       await expect(
         h.outcome(doomed, 'artifacts.put', { identity: {}, upload_id: begun.upload_id, mime_type: 'text/plain' }),
       ).resolves.toMatchObject({ code: 'not_found' });
-      expect(await readEvents(h.service.bus, { tenant, type: 'artifacts.deleted' })).toEqual([]);
+      expect(await storedEvents(h.service.bus, { tenant, type: 'artifacts.deleted' })).toEqual([]);
     });
 
     it('is idempotent: a second erasure deletes nothing and succeeds', async () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '@ars/contracts';
-import { readEvents } from './support/events.ts';
+import { storedEvents } from '@ars/service-kit/testing';
 import { ADMIN, NONE, artifactOf, caller, putBody, startArtifactHarness, uniqueTenant } from './support/harness.ts';
 import type { ArtifactHarness } from './support/harness.ts';
 
@@ -46,7 +46,7 @@ describe('artifact methods', () => {
       name: 'hello.txt',
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     });
-    const events = await readEvents(h.service.bus, { tenant, type: 'artifacts.uploaded' });
+    const events = await storedEvents(h.service.bus, { tenant, type: 'artifacts.uploaded' });
     expect(events.map((e) => [e.type, e.tenant, e.user, e.session, e.payload])).toEqual([
       [
         'artifacts.uploaded',
@@ -160,7 +160,7 @@ describe('artifact methods', () => {
     await expect(h.outcome(owner, 'artifacts.get', { identity: {}, artifact_id })).resolves.toMatchObject({
       code: 'not_found',
     });
-    const events = await readEvents(h.service.bus, { tenant, type: 'artifacts.deleted' });
+    const events = await storedEvents(h.service.bus, { tenant, type: 'artifacts.deleted' });
     expect(events.map((e) => [e.user, e.session, e.payload])).toEqual([['owner', 'so', { artifact_id }]]);
   });
 

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RUNS_STREAM } from '@ars/bus';
-import { outcomeOf } from '@ars/service-kit/testing';
+import { outcomeOf, storedEvents } from '@ars/service-kit/testing';
 import type { VerifiedIdentity } from '@ars/contracts';
 import { newCaller, startHarness } from './helpers/harness.ts';
 import type { Harness } from './helpers/harness.ts';
-import { readEvents } from './helpers/events.ts';
 
 interface TaskView {
   task_id: string;
@@ -73,7 +72,7 @@ describe('start', () => {
     it('publishes task.spawned with exactly the spec keys on the run subject', async () => {
       const caller = newCaller();
       const { task_id: taskId } = await h.start(caller, { priority: 3 });
-      const frames = await readEvents(h.bus, { tenant: caller.tenant });
+      const frames = await storedEvents(h.bus, { tenant: caller.tenant });
       expect(frames.map((f) => f.type)).toEqual(['task.spawned']);
       expect(frames[0]).toMatchObject({
         tenant: caller.tenant,
@@ -93,7 +92,7 @@ describe('start', () => {
     it('carries the idempotency key on task.spawned when one was given', async () => {
       const caller = newCaller();
       await h.start(caller, { idempotency_key: 'k-1' });
-      const frames = await readEvents(h.bus, { tenant: caller.tenant, type: 'task.spawned' });
+      const frames = await storedEvents(h.bus, { tenant: caller.tenant, type: 'task.spawned' });
       expect(frames[0]!.payload.IdempotencyKey).toBe('k-1');
     });
 
@@ -117,7 +116,7 @@ describe('start', () => {
       const second = await h.start(caller, { idempotency_key: 'same', query: 'another query' });
       expect(second).toMatchObject({ task_id: first.task_id, reused: true });
       expect(await listTasks(caller)).toHaveLength(1);
-      expect(await readEvents(h.bus, { tenant: caller.tenant, type: 'task.spawned' })).toHaveLength(1);
+      expect(await storedEvents(h.bus, { tenant: caller.tenant, type: 'task.spawned' })).toHaveLength(1);
     });
 
     it('spawns a new task for the same key in another session or of another user', async () => {
@@ -136,7 +135,7 @@ describe('start', () => {
       expect(new Set(results.map((r) => r.task_id)).size).toBe(1);
       expect(results.filter((r) => r.reused)).toHaveLength(49);
       expect(await listTasks(caller)).toHaveLength(1);
-      const spawned = await readEvents(h.bus, { tenant: caller.tenant, type: 'task.spawned' });
+      const spawned = await storedEvents(h.bus, { tenant: caller.tenant, type: 'task.spawned' });
       expect(spawned).toHaveLength(1);
     });
   });
@@ -173,7 +172,7 @@ describe('start', () => {
       const text = (o: typeof foreign, id: string) => (o.ok ? '' : o.message.replace(id, '<id>'));
       expect(text(foreign, 'secret')).toBe(text(unknown, 'nobody'));
       expect(await listTasks(caller)).toEqual([]);
-      expect(await readEvents(h.bus, { tenant: caller.tenant })).toEqual([]);
+      expect(await storedEvents(h.bus, { tenant: caller.tenant })).toEqual([]);
     });
   });
 
@@ -184,7 +183,7 @@ describe('start', () => {
       const outcome = await outcomeOf(h.start(caller));
       expect(outcome).toMatchObject({ ok: false, code: 'session_erased' });
       expect(await listTasks(caller)).toEqual([]);
-      expect(await readEvents(h.bus, { tenant: caller.tenant })).toEqual([]);
+      expect(await storedEvents(h.bus, { tenant: caller.tenant })).toEqual([]);
     });
 
     it('still starts in another session of the same user', async () => {

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VerifiedIdentity } from '@ars/contracts';
-import { outcomeOf } from '@ars/service-kit/testing';
+import { outcomeOf, storedEvents } from '@ars/service-kit/testing';
 import type { TaskRecord } from '../src/domain/task.ts';
-import { readEvents } from './helpers/events.ts';
 import { newCaller, startHarness } from './helpers/harness.ts';
 import type { Harness } from './helpers/harness.ts';
 import { seedTask } from './helpers/seed.ts';
@@ -54,7 +53,7 @@ describe('tasks.get and tasks.list', () => {
         tool: 'echo',
       });
       expect(await h.tasks.recordStep(taskId, { index: 1, cost_usd: 9, tokens_in: 9, tokens_out: 9 })).toBe(false);
-      const [spawned] = await readEvents(h.bus, { tenant: caller.tenant, type: 'task.spawned' });
+      const [spawned] = await storedEvents(h.bus, { tenant: caller.tenant, type: 'task.spawned' });
       const detail = (await h.call('tasks.get', { task_id: taskId }, caller)) as Record<string, unknown>;
       expect(detail).toMatchObject({
         task: { task_id: taskId, status: 'pending', query: 'Summarise', goal: 'Summarise' },
@@ -233,16 +232,16 @@ describe('tasks.get and tasks.list', () => {
       const first = await h.start(caller);
       const page = await list(caller);
       expect(page.items.map((t) => t.task_id)).toEqual([first.task_id]);
-      expect(await readEvents(h.bus, { tenant: caller.tenant }, page.sequence)).toEqual([]);
+      expect(await storedEvents(h.bus, { tenant: caller.tenant }, page.sequence)).toEqual([]);
       const second = await h.start(caller);
-      const after = await readEvents(h.bus, { tenant: caller.tenant }, page.sequence);
+      const after = await storedEvents(h.bus, { tenant: caller.tenant }, page.sequence);
       expect(after.map((f) => f.run)).toEqual([second.task_id]);
     });
 
     it('is carried by tasks.get and pause.list too', async () => {
       const caller = newCaller();
       const { task_id: taskId } = await h.start(caller);
-      const [spawned] = await readEvents(h.bus, { tenant: caller.tenant });
+      const [spawned] = await storedEvents(h.bus, { tenant: caller.tenant });
       const detail = (await h.call('tasks.get', { task_id: taskId }, caller)) as { sequence: number };
       const pauses = (await h.call('pause.list', {}, caller)) as { sequence: number };
       expect(detail.sequence).toBeGreaterThanOrEqual(spawned!.sequence);

@@ -5,10 +5,9 @@ import { join } from 'node:path';
 import { startNatsServer } from '@ars/bus';
 import type { NatsServerHandle } from '@ars/bus';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
-import { outcomeOf, startInProcess } from '@ars/service-kit/testing';
+import { outcomeOf, startInProcess, storedEvents } from '@ars/service-kit/testing';
 import type { CallOutcome, InProcessService } from '@ars/service-kit/testing';
 import { agentRegistryService } from '../../src/service.ts';
-import { readEvents } from './events.ts';
 
 /** A spawned nats-server with the agent-registry running in this process, for one test file. */
 export interface Harness {
@@ -44,7 +43,7 @@ export async function startHarness(name: string): Promise<Harness> {
       caller: (scopes = ['admin'], tenant = `t-${randomUUID()}`) => ({ tenant, user: 'alice', session: 's-1', scopes }),
       call,
       outcome: (method, body, identity) => outcomeOf(call(method, body, identity)),
-      events: (tenant, type) => readEvents(service.bus, { tenant, type }),
+      events: (tenant, type) => storedEvents(service.bus, { tenant, type }),
       stop: async () => {
         await service.stop();
         await started.stop();

@@ -1,4 +1,4 @@
-import { decodeStoredEvent } from '@ars/bus';
+import { decodeEventMessage } from '@ars/bus';
 import type { EventFrame } from '@ars/contracts';
 import type { EventRecord } from '../ports.ts';
 
@@ -15,21 +15,6 @@ export const HEARTBEAT = ': hb\n\n';
 /** The named event sent when the replayed backlog has been delivered and live delivery begins. */
 export const REPLAY_COMPLETE = 'replay.complete';
 
-/** The frame of one stored event: `sequence` is the stream sequence. */
-export function frameOf(record: EventRecord): EventFrame {
-  const stored = decodeStoredEvent(record.data);
-  return {
-    type: stored.type,
-    sequence: record.seq,
-    occurred_at: stored.occurred_at,
-    tenant: stored.tenant,
-    user: stored.user,
-    session: stored.session,
-    run: stored.run,
-    payload: stored.payload,
-  };
-}
-
 /** One frame as SSE text; `withId` false leaves the client's cursor where it was. */
 export function frameText(frame: EventFrame, withId = true): string {
   const data = `data: ${JSON.stringify(frame)}\n\n`;
@@ -39,7 +24,7 @@ export function frameText(frame: EventFrame, withId = true): string {
 /** A stored event as SSE text, or `undefined` when its body cannot be decoded. */
 export function recordText(record: EventRecord): string | undefined {
   try {
-    return frameText(frameOf(record));
+    return frameText(decodeEventMessage(record));
   } catch {
     return undefined;
   }

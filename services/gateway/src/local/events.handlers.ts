@@ -1,10 +1,9 @@
 import { foldIsolationFilter } from '@ars/auth';
-import { eventFilterSubject } from '@ars/bus';
+import { decodeEventMessage, eventFilterSubject } from '@ars/bus';
 import { EventAggregateRequest, EventsListRequest, ServiceError } from '@ars/contracts';
 import type { EventFrame, EventsFilter, VerifiedIdentity } from '@ars/contracts';
 import type { Logger } from '@ars/telemetry';
 import { TIME_MARGIN_MS, decodeCursor, encodeCursor, instant, scanForward } from '../events/event-scan.ts';
-import { frameOf } from '../events/sse-frames.ts';
 import { checkTypeNames, routeOf } from '../events/stream-filter.ts';
 import { ADMIN_SCOPE_USED, adminScopeUsedPayload } from '../http/audit.ts';
 import type { EventLog, EventRecord, EventSink } from '../ports.ts';
@@ -108,7 +107,7 @@ function selected(read: FoldedRead, record: EventRecord): EventFrame | undefined
   if (read.types !== undefined && !read.types.has(routeOf(record.subject)?.type ?? '')) return undefined;
   let frame: EventFrame;
   try {
-    frame = frameOf(record);
+    frame = decodeEventMessage(record);
   } catch {
     return undefined;
   }

@@ -1,9 +1,8 @@
 import { foldSearchFilter } from '@ars/auth';
-import { encodeToken, eventFilterSubject } from '@ars/bus';
+import { decodeEventMessage, encodeToken, eventFilterSubject } from '@ars/bus';
 import { SearchRequest } from '@ars/contracts';
 import type { EventFrame, SearchHit } from '@ars/contracts';
 import { TIME_MARGIN_MS, decodeCursor, encodeCursor, instant, scanForward } from '../events/event-scan.ts';
-import { frameOf } from '../events/sse-frames.ts';
 import { checkTypeNames, routeOf } from '../events/stream-filter.ts';
 import type { EventRoute } from '../events/stream-filter.ts';
 import type { EventRecord } from '../ports.ts';
@@ -51,7 +50,7 @@ function hitOf(search: Search, record: EventRecord): SearchHit | undefined {
   if (route === undefined || !inScope(search, route)) return undefined;
   let frame: EventFrame;
   try {
-    frame = frameOf(record);
+    frame = decodeEventMessage(record);
   } catch {
     return undefined;
   }

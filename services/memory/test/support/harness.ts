@@ -6,10 +6,9 @@ import { startNatsServer } from '@ars/bus';
 import type { EventFilter, NatsServerHandle } from '@ars/bus';
 import { SCOPES } from '@ars/contracts';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
-import { outcomeOf, startInProcess } from '@ars/service-kit/testing';
+import { outcomeOf, startInProcess, storedEvents } from '@ars/service-kit/testing';
 import type { CallOutcome, InProcessService } from '@ars/service-kit/testing';
 import { memoryService } from '../../src/service.ts';
-import { readEvents } from './events.ts';
 
 export const ADMIN = [SCOPES.admin] as const;
 export const FLEET = [SCOPES.consoleFleet] as const;
@@ -75,7 +74,7 @@ export async function startMemoryHarness(options: MemoryHarnessOptions = {}): Pr
     service: () => current,
     call,
     outcome: (identity, method, body) => outcomeOf(call(identity, method, body)),
-    events: (filter) => readEvents(current.bus, filter),
+    events: (filter) => storedEvents(current.bus, filter),
     async restart(beforeStart) {
       await current.stop();
       await beforeStart?.();

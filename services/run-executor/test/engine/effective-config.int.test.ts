@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
-import { outcomeOf } from '@ars/service-kit/testing';
+import { outcomeOf, storedEvents } from '@ars/service-kit/testing';
 import { newTaskRecord } from '../../src/domain/start.ts';
 import { enqueueRun } from '../../src/engine/work-queue.ts';
-import { readEvents } from '../helpers/events.ts';
 import { newCaller, watchRun } from './harness.ts';
 import { startSystemHarness } from './system-harness.ts';
 import type { SystemHarness } from './system-harness.ts';
@@ -213,7 +212,7 @@ describe('runs.set_overrides', () => {
     expect(cleared).toMatchObject({ overrides: { temperature: 0.3, max_tokens: 50, reasoning_effort: 'low' } });
     expect((cleared as { overrides: object }).overrides).not.toHaveProperty('model');
 
-    const events = await readEvents(h.bus, {
+    const events = await storedEvents(h.bus, {
       tenant: caller.tenant,
       user: caller.user,
       session: caller.session,

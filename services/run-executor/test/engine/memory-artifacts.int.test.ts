@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
-import { readEvents } from '../helpers/events.ts';
+import { storedEvents } from '@ars/service-kit/testing';
 import { newCaller } from './harness.ts';
 import { startSystemHarness } from './system-harness.ts';
 import type { SystemHarness } from './system-harness.ts';
@@ -78,7 +78,7 @@ describe('memory and artifacts in runs', () => {
       expect(traces(watch.events)[2]).toContain(
         'tool: {"key":"colour","tier":"user","value":{"name":"teal"},"version":1}',
       );
-      const puts = await readEvents(h.bus, {
+      const puts = await storedEvents(h.bus, {
         tenant: caller.tenant,
         user: caller.user,
         session: caller.session,
