@@ -2,8 +2,9 @@
  * A minimal NATS publisher speaking the text protocol over one TCP socket,
  * so that the event benchmark publishes from outside the system without
  * depending on its libraries. It writes what `@ars/bus`'s publisher stores:
- * the StoredEvent JSON on `ars.ev.<tenant>.<user>.<session>.<run>.<type>`
- * (identity tokens base64url, `_` for empty) with a `Nats-Msg-Id` header;
+ * the StoredEvent JSON on `ars.ev.<tenant>.<user>.<session>.<type>`
+ * (identity tokens base64url, `_` for empty) with the run's token in an
+ * `Ars-Run` header (when there is a run);
  * the EVENTS stream captures every message published on `ars.ev.>`.
  */
 import { randomUUID } from 'node:crypto';
@@ -25,7 +26,7 @@ function token(value: string): string {
 
 /** The subject `@ars/bus` stores an event on. */
 export function eventSubject(identity: Identity, type: string): string {
-  return `ars.ev.${token(identity.tenant)}.${token(identity.user)}.${token(identity.session)}.${token(identity.run ?? '')}.${type}`;
+  return `ars.ev.${token(identity.tenant)}.${token(identity.user)}.${token(identity.session)}.${type}`;
 }
 
 /** One open publishing connection. */
@@ -71,7 +72,8 @@ export async function connectPublisher(url: string): Promise<NatsPublisher> {
           payload,
         }),
       );
-      const headers = Buffer.from(`NATS/1.0\r\nNats-Msg-Id: ${randomUUID()}\r\n\r\n`);
+      const run = identity.run === undefined || identity.run === '' ? '' : `Ars-Run: ${token(identity.run)}\r\n`;
+      const headers = Buffer.from(`NATS/1.0\r\n${run}\r\n`);
       socket.write(
         `HPUB ${eventSubject(identity, type)} ${headers.length} ${headers.length + body.length}\r\n${headers}${body}\r\n`,
       );

@@ -9,7 +9,7 @@ import { encodeStoredEvent } from './event-codec.ts';
 import type { StoredEvent } from './event-codec.ts';
 import { redactPayload, scrubString } from './redactor.ts';
 import { publishToStream } from './stream-publish.ts';
-import { eventSubject } from './subjects.ts';
+import { encodeToken, EVENT_RUN_HEADER, eventSubject } from './subjects.ts';
 
 /** Looks up a registry row by event type (`getEvent` of @ars/contracts by default). */
 export type EventLookup = (type: string) => EventRow | undefined;
@@ -114,6 +114,7 @@ export function createEventPublisher(bus: Bus, options: EventPublisherOptions): 
     const subject = eventSubject(event);
     const h = headers();
     h.set(SOURCE_HEADER, source);
+    if (event.run !== '') h.set(EVENT_RUN_HEADER, encodeToken(event.run));
     injectTraceContext((key, value) => h.set(key, value));
     try {
       const ack = await publishToStream(bus.nc, subject, encodeStoredEvent(event), {

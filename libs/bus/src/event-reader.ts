@@ -3,7 +3,7 @@ import { AckPolicy, DeliverPolicy, ReplayPolicy } from '@nats-io/jetstream';
 import type { ConsumerConfig, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import type { Bus } from './connection.ts';
 import { EVENTS_STREAM } from './infrastructure.ts';
-import { EVENT_SUBJECT_PREFIX } from './subjects.ts';
+import { EMPTY_TOKEN, EVENT_RUN_HEADER, EVENT_SUBJECT_PREFIX } from './subjects.ts';
 
 /**
  * Reading the EVENTS stream without decoding it: the gateway's live tail
@@ -17,8 +17,10 @@ import { EVENT_SUBJECT_PREFIX } from './subjects.ts';
 export interface EventRecord {
   /** The stream sequence: the frame's `sequence` and the SSE `id:`. */
   readonly seq: number;
-  /** `ars.ev.<tenant>.<user>.<session>.<run>.<type…>` (see `parseEventSubject`). */
+  /** `ars.ev.<tenant>.<user>.<session>.<type…>` (see `parseEventSubject`). */
   readonly subject: string;
+  /** The run as its encoded token (`EVENT_RUN_HEADER`), `_` for an event of no run. */
+  readonly runToken: string;
   /** The stored JSON body (see `decodeStoredEvent`). */
   readonly data: Uint8Array;
   /** When the stream stored the message, in epoch milliseconds. */
@@ -57,6 +59,7 @@ function toRecord(msg: JsMsg): EventRecord {
   return {
     seq: info.streamSequence,
     subject: msg.subject,
+    runToken: msg.headers?.get(EVENT_RUN_HEADER) || EMPTY_TOKEN,
     data: msg.data,
     storedAtMs: Math.floor(info.timestampNanos / 1_000_000),
     pending: info.pending,

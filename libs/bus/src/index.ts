@@ -9,6 +9,7 @@ export type { Bus, BusOptions } from './connection.ts';
 export {
   CONTROL_SUBJECT_PREFIX,
   EMPTY_TOKEN,
+  EVENT_RUN_HEADER,
   EVENT_SUBJECT_PREFIX,
   MAX_SUBJECT_LENGTH,
   RPC_SUBJECT_PREFIX,

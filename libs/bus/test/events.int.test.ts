@@ -5,14 +5,18 @@ import { InMemorySpanExporter, initTelemetry, withSpan } from '@ars/telemetry';
 import type { Telemetry } from '@ars/telemetry';
 import {
   DeliverPolicy,
+  EMPTY_TOKEN,
+  EVENT_RUN_HEADER,
   EVENTS_STREAM,
   REDACTED,
   connectBus,
   createEventPublisher,
   decodeEventMessage,
   decodeStoredEvent,
+  encodeToken,
   ensureInfrastructure,
   eventFilterSubject,
+  readEvents,
   startNatsServer,
 } from '../src/index.ts';
 import type { Bus, EventPublisher, JsMsg, NatsServerHandle } from '../src/index.ts';
@@ -64,6 +68,31 @@ describe('event publisher', () => {
     await telemetry?.shutdown();
     await server?.stop();
     await dir?.remove();
+  });
+
+  it('keeps the run out of the subject and carries it in the Ars-Run header', async () => {
+    const session = randomUUID();
+    const at = (run?: string) => ({ tenant: 'acme', user: 'alice', session, ...(run === undefined ? {} : { run }) });
+    const payload = { TaskID: 't', PriorState: 'pending' };
+    await publisher.publish({ type: 'task.started', identity: at('run-1'), payload });
+    await publisher.publish({ type: 'task.started', identity: at('run-2'), payload });
+    await publisher.publish({ type: 'task.started', identity: at(), payload });
+    const stored = await readSession(session);
+    expect(new Set(stored.map((m) => m.subject)).size).toBe(1);
+    expect(stored.map((m) => m.headers?.get(EVENT_RUN_HEADER) ?? '')).toEqual([
+      encodeToken('run-1'),
+      encodeToken('run-2'),
+      '',
+    ]);
+    const reader = await readEvents(bus, {
+      filterSubject: eventFilterSubject({ session }),
+      startSequence: stored[0]!.seq,
+    });
+    const records = [];
+    for await (const record of reader) records.push(record);
+    await reader.close();
+    expect(records.map((r) => r.runToken)).toEqual([encodeToken('run-1'), encodeToken('run-2'), EMPTY_TOKEN]);
+    expect(records.map((r) => decodeEventMessage(r).run)).toEqual(['run-1', 'run-2', '']);
   });
 
   it('stores the frame and reads it back from its sequence through an ordered consumer', async () => {

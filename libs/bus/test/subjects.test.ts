@@ -112,30 +112,30 @@ describe('identity tokens', () => {
 });
 
 describe('event subjects', () => {
-  const id = { tenant: 'acme.corp', user: 'ü*ser', session: 's >1', run: 'task-1', type: 'llm.completion.chunk' };
+  const id = { tenant: 'acme.corp', user: 'ü*ser', session: 's >1', type: 'llm.completion.chunk' };
 
-  it('lays out ars.ev.<t>.<u>.<s>.<r>.<type with its dots>', () => {
+  it('lays out ars.ev.<t>.<u>.<s>.<type with its dots>, without the run', () => {
     const subject = eventSubject(id);
     const tokens = subject.split('.');
     expect(tokens.slice(0, 2)).toEqual(['ars', 'ev']);
-    expect(tokens.slice(2, 6)).toEqual([id.tenant, id.user, id.session, id.run].map(encodeToken));
-    expect(tokens.slice(6)).toEqual(['llm', 'completion', 'chunk']);
+    expect(tokens.slice(2, 5)).toEqual([id.tenant, id.user, id.session].map(encodeToken));
+    expect(tokens.slice(5)).toEqual(['llm', 'completion', 'chunk']);
   });
 
-  it('writes _ for a missing or empty run', () => {
-    expect(eventSubject({ ...id, run: undefined }).split('.')[5]).toBe('_');
-    expect(eventSubject({ ...id, run: '' }).split('.')[5]).toBe('_');
+  it('gives every run of a session the same subject per type (nats-server keeps state per subject)', () => {
+    const events = ['r1', 'r2', ''].map((run) => eventSubject({ ...id, run } as typeof id));
+    expect(new Set(events).size).toBe(1);
   });
 
   it('parses back what it built', () => {
     expect(parseEventSubject(eventSubject(id))).toEqual(id);
-    expect(parseEventSubject(eventSubject({ ...id, run: undefined }))).toEqual({ ...id, run: '' });
   });
 
   it('refuses to parse a subject outside ars.ev', () => {
     expect(() => parseEventSubject('ars.rpc.gateway.x')).toThrow();
     expect(() => parseEventSubject('ars.ev.a.b')).toThrow();
-    expect(() => parseEventSubject('ars.ev.a.b.c.d.e.f')).toThrow();
+    expect(() => parseEventSubject('ars.ev.a.b.c')).toThrow();
+    expect(() => parseEventSubject('ars.ev.a!.b.c.d.e')).toThrow();
   });
 
   it('refuses an event type that is not subject-safe', () => {
@@ -157,22 +157,18 @@ describe('event subjects', () => {
 
 describe('event filter subjects', () => {
   it('uses * for missing identity members and > for a missing type', () => {
-    expect(eventFilterSubject({})).toBe('ars.ev.*.*.*.*.>');
-    expect(eventFilterSubject({ tenant: 't' })).toBe(`ars.ev.${encodeToken('t')}.*.*.*.>`);
+    expect(eventFilterSubject({})).toBe('ars.ev.*.*.*.>');
+    expect(eventFilterSubject({ tenant: 't' })).toBe(`ars.ev.${encodeToken('t')}.*.*.>`);
   });
 
   it('matches the subject of an event it selects', () => {
-    const full = { tenant: 't', user: 'u', session: 's', run: 'r', type: 'task.started' };
+    const full = { tenant: 't', user: 'u', session: 's', type: 'task.started' };
     expect(eventFilterSubject(full)).toBe(eventSubject(full));
   });
 
-  it('selects events of no run with an empty run', () => {
-    expect(eventFilterSubject({ run: '' })).toBe('ars.ev.*.*.*._.>');
-  });
-
   it('accepts trailing wildcards in the type', () => {
-    expect(eventFilterSubject({ type: 'notification.>' })).toBe('ars.ev.*.*.*.*.notification.>');
-    expect(eventFilterSubject({ type: 'task.*' })).toBe('ars.ev.*.*.*.*.task.*');
+    expect(eventFilterSubject({ type: 'notification.>' })).toBe('ars.ev.*.*.*.notification.>');
+    expect(eventFilterSubject({ type: 'task.*' })).toBe('ars.ev.*.*.*.task.*');
     expect(() => eventFilterSubject({ type: '>.task' })).toThrow();
   });
 });

@@ -93,19 +93,27 @@ export async function outcomeOf(call: Promise<unknown>): Promise<CallOutcome> {
 }
 
 /**
- * Every stored event matching `filter` after sequence `after`, in stream
+ * Every stored event matching `filter` (and its run, when given) after sequence `after`, in stream
  * order: what a client subscribing with `Last-Event-ID: after` would get
  * now. Publishers await the stream's acknowledgement before answering, so
  * call it once the write under test resolved: nothing to wait for.
  */
-export async function storedEvents(bus: Bus, filter: EventFilter, after = 0): Promise<EventFrame[]> {
+export async function storedEvents(
+  bus: Bus,
+  filter: EventFilter & { readonly run?: string },
+  after = 0,
+): Promise<EventFrame[]> {
+  const { run, ...subjectFilter } = filter;
   const reader = await readEvents(bus, {
-    filterSubject: eventFilterSubject(filter),
+    filterSubject: eventFilterSubject(subjectFilter),
     ...(after > 0 ? { startSequence: after + 1 } : {}),
   });
   try {
     const frames: EventFrame[] = [];
-    for await (const record of reader) frames.push(decodeEventMessage(record));
+    for await (const record of reader) {
+      const frame = decodeEventMessage(record);
+      if (run === undefined || frame.run === run) frames.push(frame);
+    }
     return frames;
   } finally {
     await reader.close();

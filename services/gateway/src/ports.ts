@@ -193,8 +193,10 @@ export interface BusState {
 export interface EventRecord {
   /** The stream sequence: the frame's `sequence` and the SSE `id:`. */
   readonly seq: number;
-  /** `ars.ev.<tenant>.<user>.<session>.<run>.<type…>`, identity tokens base64url-encoded. */
+  /** `ars.ev.<tenant>.<user>.<session>.<type…>`, identity tokens base64url-encoded. */
   readonly subject: string;
+  /** The run's encoded token from the `Ars-Run` header; `_` for an event of no run. */
+  readonly runToken: string;
   /** The stored JSON body. */
   readonly data: Uint8Array;
   /** When the stream stored it, in epoch milliseconds. */

@@ -157,7 +157,7 @@ export class EventHub {
 
   #dispatch(record: EventRecord): void {
     if (record.seq <= this.#position) return;
-    const route = routeOf(record.subject);
+    const route = routeOf(record);
     const group = route === undefined ? undefined : this.#byKey.get(route.key);
     if (route !== undefined && (group !== undefined || this.#fanIn.size > 0)) {
       let text: string | undefined;

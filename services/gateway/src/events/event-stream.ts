@@ -102,7 +102,7 @@ export class EventStream {
     for await (const record of reader) {
       if (subscriber.closed) break;
       last = record.seq;
-      const route = routeOf(record.subject);
+      const route = routeOf(record);
       if (route !== undefined && matches(subscriber.filter, route)) {
         const text = recordText(record);
         if (text === undefined) {

@@ -9,7 +9,7 @@ import { ServiceError } from '@ars/contracts';
  * per consumer.
  */
 
-/** The routing parts of an event subject, still encoded. */
+/** The routing parts of an event record (its subject and run header), still encoded. */
 export interface EventRoute {
   /** `<tenant>.<user>.<session>` tokens: the isolation key. */
   readonly key: string;
@@ -23,22 +23,25 @@ export interface EventRoute {
 
 const PREFIX = `${EVENT_SUBJECT_PREFIX}.`;
 
-/** Splits `ars.ev.<t>.<u>.<s>.<r>.<type…>` without decoding; `undefined` for any other subject. */
-export function routeOf(subject: string): EventRoute | undefined {
+/**
+ * Splits `ars.ev.<t>.<u>.<s>.<type…>` without decoding and takes the run from
+ * the record's run header; `undefined` for any other subject.
+ */
+export function routeOf(record: { readonly subject: string; readonly runToken: string }): EventRoute | undefined {
+  const { subject } = record;
   if (!subject.startsWith(PREFIX)) return undefined;
   const start = PREFIX.length;
   const t = subject.indexOf('.', start);
   const u = t < 0 ? -1 : subject.indexOf('.', t + 1);
   const s = u < 0 ? -1 : subject.indexOf('.', u + 1);
-  const r = s < 0 ? -1 : subject.indexOf('.', s + 1);
-  if (r < 0 || r === subject.length - 1) return undefined;
+  if (s < 0 || s === subject.length - 1) return undefined;
   return {
     key: subject.slice(start, s),
     tenantToken: subject.slice(start, t),
     userToken: subject.slice(t + 1, u),
     sessionToken: subject.slice(u + 1, s),
-    runToken: subject.slice(s + 1, r),
-    type: subject.slice(r + 1),
+    runToken: record.runToken,
+    type: subject.slice(s + 1),
   };
 }
 
@@ -83,7 +86,7 @@ export function streamFilter(input: {
     key: input.triple === undefined ? undefined : isolationKey(input.triple),
     runToken: input.run === undefined ? undefined : encodeToken(input.run),
     types: types === undefined ? undefined : new Set(types),
-    subject: eventFilterSubject({ ...input.triple, run: input.run, type: single }),
+    subject: eventFilterSubject({ ...input.triple, type: single }),
   };
 }
 

@@ -1,5 +1,5 @@
 import { foldIsolationFilter } from '@ars/auth';
-import { decodeEventMessage, eventFilterSubject } from '@ars/bus';
+import { decodeEventMessage, encodeToken, eventFilterSubject } from '@ars/bus';
 import { EventAggregateRequest, EventsListRequest, ServiceError } from '@ars/contracts';
 import type { EventFrame, EventsFilter, VerifiedIdentity } from '@ars/contracts';
 import type { Logger } from '@ars/telemetry';
@@ -28,6 +28,8 @@ const DEFAULT_WINDOW_MS = 24 * 60 * 60_000;
 /** A filter folded by the Authentication rules, as subject filter plus what is checked per event. */
 interface FoldedRead {
   readonly subject: string;
+  /** Only this run's events (its encoded token, matched against the record's run header). */
+  readonly runToken: string | undefined;
   readonly types: ReadonlySet<string> | undefined;
   readonly since: number | undefined;
   readonly until: number | undefined;
@@ -65,9 +67,9 @@ async function foldFilter(
       tenant: scope.tenant,
       user: scope.user,
       session: scope.session,
-      run: filter.run,
       type: types?.length === 1 ? types[0] : undefined,
     }),
+    runToken: filter.run === undefined ? undefined : encodeToken(filter.run),
     types: types !== undefined && types.length > 1 ? new Set(types) : undefined,
     since,
     until,
@@ -104,7 +106,8 @@ async function auditCrossing(
 
 /** The frame of a record inside the read's types and time window, else `undefined`. */
 function selected(read: FoldedRead, record: EventRecord): EventFrame | undefined {
-  if (read.types !== undefined && !read.types.has(routeOf(record.subject)?.type ?? '')) return undefined;
+  if (read.runToken !== undefined && read.runToken !== record.runToken) return undefined;
+  if (read.types !== undefined && !read.types.has(routeOf(record)?.type ?? '')) return undefined;
   let frame: EventFrame;
   try {
     frame = decodeEventMessage(record);

@@ -46,7 +46,7 @@ function inScope(search: Search, route: EventRoute): boolean {
 }
 
 function hitOf(search: Search, record: EventRecord): SearchHit | undefined {
-  const route = routeOf(record.subject);
+  const route = routeOf(record);
   if (route === undefined || !inScope(search, route)) return undefined;
   let frame: EventFrame;
   try {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { encodeStoredEvent, eventSubject } from '@ars/bus';
+import { EMPTY_TOKEN, encodeStoredEvent, encodeToken, eventSubject } from '@ars/bus';
 import type { EventLog, EventLogBounds, EventLogRead, EventLogTail, EventRecord } from '../../src/ports.ts';
 
 /** NATS subject matching: `*` one token, a final `>` one or more. */
@@ -31,6 +31,7 @@ export interface AppendEvent {
 interface Stored {
   readonly seq: number;
   readonly subject: string;
+  readonly runToken: string;
   readonly data: Uint8Array;
   readonly storedAtMs: number;
 }
@@ -52,7 +53,8 @@ export class MemoryEventLog implements EventLog {
   append(event: AppendEvent): number {
     const seq = ++this.#lastSeq;
     const occurredAt = event.occurredAt ?? new Date();
-    const subject = eventSubject({ ...event, run: event.run ?? '' });
+    const subject = eventSubject(event);
+    const runToken = encodeToken(event.run ?? '');
     const data = encodeStoredEvent({
       id: randomUUID(),
       type: event.type,
@@ -63,7 +65,7 @@ export class MemoryEventLog implements EventLog {
       run: event.run ?? '',
       payload: event.payload ?? {},
     });
-    this.#messages.push({ seq, subject, data, storedAtMs: (event.storedAt ?? occurredAt).getTime() });
+    this.#messages.push({ seq, subject, runToken, data, storedAtMs: (event.storedAt ?? occurredAt).getTime() });
     for (const wake of [...this.#waiters]) wake();
     return seq;
   }
@@ -71,7 +73,13 @@ export class MemoryEventLog implements EventLog {
   /** Appends a message whose body is not a stored event. */
   appendRaw(subject: string, body: string): number {
     const seq = ++this.#lastSeq;
-    this.#messages.push({ seq, subject, data: new TextEncoder().encode(body), storedAtMs: Date.now() });
+    this.#messages.push({
+      seq,
+      subject,
+      runToken: EMPTY_TOKEN,
+      data: new TextEncoder().encode(body),
+      storedAtMs: Date.now(),
+    });
     for (const wake of [...this.#waiters]) wake();
     return seq;
   }

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { getEvent, ServiceError } from '@ars/contracts';
 import {
   encodeStoredEvent,
+  encodeToken,
+  EVENT_RUN_HEADER,
   eventSubject,
   headers,
   publishToStream,
@@ -143,6 +145,7 @@ export function createEventPipeline(js: JsPipeline, options: EventPipelineOption
       // Nats-Msg-Id costs nats-server a map entry for the duplicate window.
       if (event.eventId !== undefined) h.set('Nats-Msg-Id', stored.id);
       h.set(SOURCE_HEADER, source);
+      if (stored.run !== '') h.set(EVENT_RUN_HEADER, encodeToken(stored.run));
       if (event.trace === undefined) injectTraceContext((key, value) => h.set(key, value));
       else for (const [key, value] of event.trace) h.set(key, value);
       const subject =

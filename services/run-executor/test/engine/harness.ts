@@ -78,7 +78,6 @@ export async function watchRun(bus: Bus, identity: VerifiedIdentity, taskId: str
       tenant: identity.tenant,
       user: identity.user,
       session: identity.session,
-      run: taskId,
     }),
     deliver_policy: DeliverPolicy.All,
   });
@@ -87,7 +86,9 @@ export async function watchRun(bus: Bus, identity: VerifiedIdentity, taskId: str
   const messages = await consumer.consume();
   void (async () => {
     for await (const msg of messages) {
-      events.push(decodeEventMessage(msg));
+      const event = decodeEventMessage(msg);
+      if (event.run !== taskId) continue;
+      events.push(event);
       for (const w of waiters) w();
     }
   })().catch(() => undefined);

@@ -1,3 +1,4 @@
+import { eventFilterSubject } from '@ars/bus';
 import { isTombstone } from '../domain/session.ts';
 import type { SessionTriple } from '../domain/session.ts';
 import type { ProjectionRepository } from '../store/projection.repository.ts';
@@ -8,7 +9,7 @@ import type { EventHandler } from './durable-consumer.ts';
 export const ARTIFACTS_CONSUMER = 'session-artifacts';
 
 /** The EVENTS subject filter of the artifact-count consumer. */
-export const ARTIFACT_EVENTS_FILTER = 'ars.ev.*.*.*.*.artifacts.>';
+export const ARTIFACT_EVENTS_FILTER = eventFilterSubject({ type: 'artifacts.>' });
 
 /**
  * Keeps the per-session artifact projection behind `sessions.inspect`'s

@@ -40,19 +40,36 @@ function backoffMs(attempt: number): number {
   return Math.min(30_000, 500 * 2 ** Math.max(0, attempt - 1));
 }
 
-async function ensureConsumer(options: DurableConsumerOptions): Promise<void> {
+/**
+ * Creates the durable consumer, or finds it. One whose filter subject is not
+ * the one asked for (created by a build with another event subject layout)
+ * is replaced by one that starts after its acknowledged floor, so no event
+ * is handled twice and none is skipped; nats-server 2.9 cannot change a
+ * consumer's filter in place.
+ */
+export async function ensureConsumer(options: DurableConsumerOptions): Promise<void> {
   const { jsm } = options.bus;
+  let startSequence: number | undefined;
   try {
-    await jsm.consumers.info(EVENTS_STREAM, options.durable);
-    return;
-  } catch {
-    // Not there yet (or the lookup failed): create it; a real failure surfaces here.
+    const info = await jsm.consumers.info(EVENTS_STREAM, options.durable);
+    if (info.config.filter_subject === options.filterSubject) return;
+    startSequence = info.ack_floor.stream_seq + 1;
+    options.logger.warn(
+      { consumer: options.durable, from: info.config.filter_subject, to: options.filterSubject, startSequence },
+      'durable consumer has another filter subject; replacing it from its acknowledged floor',
+    );
+    await jsm.consumers.delete(EVENTS_STREAM, options.durable);
+  } catch (error) {
+    // Not there yet (or the lookup failed): create it; a real failure surfaces below.
+    if (startSequence !== undefined) throw error;
   }
   await jsm.consumers.add(EVENTS_STREAM, {
     durable_name: options.durable,
     filter_subject: options.filterSubject,
     ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
+    ...(startSequence === undefined
+      ? { deliver_policy: DeliverPolicy.All }
+      : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: startSequence }),
     ack_wait: ACK_WAIT_MS * NANOS_PER_MS,
     max_deliver: -1,
   });

@@ -1,9 +1,10 @@
+import { eventFilterSubject } from '@ars/bus';
 import type { StateRecord, StateRecordKind, TaskStatus } from '@ars/contracts';
 import { TASK_STATUSES } from '@ars/contracts';
 import type { SessionTriple } from './session.ts';
 
 /** The EVENTS subject filter of the state-record consumer: every task event (one filter subject, as 2.9 needs). */
-export const TASK_EVENTS_FILTER = 'ars.ev.*.*.*.*.task.>';
+export const TASK_EVENTS_FILTER = eventFilterSubject({ type: 'task.>' });
 
 /** The status each recorded task event moves its task to. Other task.* events are not state records. */
 export const TASK_TRANSITIONS: Readonly<Record<string, TaskStatus>> = Object.freeze({
