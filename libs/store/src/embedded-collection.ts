@@ -1,9 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import { isDeepStrictEqual } from 'node:util';
+import { hasProjection, project, selectMatching } from './cursor.ts';
+import type { CursorOptions } from './cursor.ts';
 import { DuplicateKeyError, StoreError, isStoreError } from './errors.ts';
+import { indexIdentity } from './index-keys.ts';
 import { nedbModel } from './nedb.ts';
 import type { NedbDatastore, NedbDocument, NedbInternals, NedbQuery } from './nedb.ts';
-import { toNedbQuery, upsertSeed } from './nedb-query.ts';
+import { toNedbQuery } from './nedb-query.ts';
 import type { SerialQueue } from './serial-queue.ts';
 import type {
   Collection,
@@ -17,13 +18,21 @@ import type {
   InsertManyResult,
   InsertOneResult,
   OptionalId,
-  Sort,
   StoreDocument,
   Update,
   UpdateOptions,
   UpdateResult,
 } from './types.ts';
 import { checkFilter, checkFindOptions, checkIndex, checkSort, checkUpdate, prepareDocument } from './validate.ts';
+import {
+  foundModifiers,
+  noMatch,
+  returnedDocument,
+  toUpdateResult,
+  upsertDocument,
+  upsertedOutcome,
+} from './write-outcome.ts';
+import type { ApplyOptions, Outcome } from './write-outcome.ts';
 
 /** What an embedded collection needs from its store. Internal to this package. */
 export interface EmbeddedCollectionParts {
@@ -43,28 +52,24 @@ export interface EmbeddedCollectionParts {
   assertOpen: () => void;
 }
 
-interface Outcome {
-  /** The documents as they were: no longer stored, so the caller may have them. */
-  before: NedbDocument[];
-  /** The stored documents now: copy before handing out. */
-  after: NedbDocument[];
-  matchedCount: number;
-  upsertedId: string | null;
-}
+const { deepCopy, modify } = nedbModel;
 
-interface CursorOptions {
-  sort?: Sort | undefined;
-  skip?: number | undefined;
-  limit?: number | undefined;
-  projection?: Record<string, number> | undefined;
-}
+const RANGE_OPERATORS = ['$gt', '$gte', '$lt', '$lte'];
 
-const { match, modify, deepCopy, compareThings, getDotValue } = nedbModel;
-
-interface ApplyOptions {
-  multi: boolean;
-  upsert: boolean;
-  sort?: Sort | undefined;
+/**
+ * True when nedb may read `query`'s candidates from a range of an index:
+ * its `getBetweenBounds` yields a document once per key it has in the
+ * range (an array field gives several), and a document selected twice
+ * would be counted, modified and removed twice. Other reads never repeat
+ * one, and deduplicating every candidate list would cost a set over each
+ * scan.
+ */
+function readsRange(query: NedbQuery, indexes: Readonly<Record<string, unknown>>): boolean {
+  for (const [field, condition] of Object.entries(query)) {
+    if (indexes[field] === undefined || typeof condition !== 'object' || condition === null) continue;
+    if (RANGE_OPERATORS.some((operator) => Object.hasOwn(condition, operator))) return true;
+  }
+  return false;
 }
 
 /**
@@ -124,31 +129,10 @@ export class EmbeddedCollection<T extends StoreDocument> implements Collection<T
    * (sort, then skip and limit), without copies: for the adapter only.
    */
   #select(query: NedbQuery, options: CursorOptions): NedbDocument[] {
-    const candidates = this.#parts.datastore._getRawCandidates(query);
-    const { sort, skip = 0, limit = 0 } = options;
-    if (sort === undefined) {
-      const out: NedbDocument[] = [];
-      let skipped = 0;
-      for (const candidate of candidates) {
-        if (!match(candidate, query)) continue;
-        if (skipped < skip) skipped += 1;
-        else {
-          out.push(candidate);
-          if (limit > 0 && out.length >= limit) break;
-        }
-      }
-      return out;
-    }
-    const matched = candidates.filter((candidate) => match(candidate, query));
-    const criteria = Object.entries(sort);
-    matched.sort((a, b) => {
-      for (const [key, direction] of criteria) {
-        const compared = direction * compareThings(getDotValue(a, key), getDotValue(b, key));
-        if (compared !== 0) return compared;
-      }
-      return 0;
-    });
-    return matched.slice(skip, limit > 0 ? skip + limit : undefined);
+    const { datastore } = this.#parts;
+    const candidates = datastore._getRawCandidates(query);
+    const distinct = readsRange(query, datastore.indexes) ? [...new Set(candidates)] : candidates;
+    return selectMatching(distinct, query, options);
   }
 
   /** Copies of the matching documents, projected as nedb's cursor does. */
@@ -157,7 +141,7 @@ export class EmbeddedCollection<T extends StoreDocument> implements Collection<T
     checkFindOptions(options);
     const selected = this.#select(toNedbQuery(filter as NedbQuery), options);
     const projection = options.projection as Record<string, number> | undefined;
-    if (projection === undefined || Object.keys(projection).length === 0) return selected.map((d) => deepCopy(d));
+    if (!hasProjection(projection)) return selected.map((d) => deepCopy(d));
     return selected.map((d) => deepCopy(project(d, projection)));
   }
 
@@ -232,11 +216,7 @@ export class EmbeddedCollection<T extends StoreDocument> implements Collection<T
       upsert: options.upsert === true,
       sort: options.sort,
     });
-    if (options.returnDocument === 'after') {
-      const [after] = outcome.after;
-      return (after === undefined ? null : deepCopy(after)) as T | null;
-    }
-    return (outcome.before[0] ?? null) as T | null;
+    return returnedDocument(outcome, options.returnDocument) as T | null;
   }
 
   async deleteOne(filter: Filter<T>): Promise<DeleteResult> {
@@ -254,9 +234,9 @@ export class EmbeddedCollection<T extends StoreDocument> implements Collection<T
     const sparse = options.sparse === true;
     await this.#write('createIndex', async () => {
       const { datastore } = this.#parts;
-      const existing = datastore.indexes[nedbIndexName(fields)];
+      const existing = datastore.indexes[indexIdentity(fields)];
       if (existing !== undefined && existing.unique === unique && existing.sparse === sparse) return;
-      if (existing !== undefined) await datastore.removeIndexAsync(nedbIndexName(fields));
+      if (existing !== undefined) await datastore.removeIndexAsync(indexIdentity(fields));
       await datastore.ensureIndexAsync({
         fieldName: fields.length === 1 ? (fields[0] as string) : fields,
         unique,
@@ -271,7 +251,7 @@ export class EmbeddedCollection<T extends StoreDocument> implements Collection<T
     const fields = Object.keys(keys);
     if (fields.length === 1 && fields[0] === '_id') throw new StoreError('the _id index cannot be dropped');
     return this.#write('dropIndex', async () => {
-      const name = nedbIndexName(fields);
+      const name = indexIdentity(fields);
       if (this.#parts.datastore.indexes[name] === undefined) return false;
       await this.#parts.datastore.removeIndexAsync(name);
       return true;
@@ -302,13 +282,13 @@ export class EmbeddedCollection<T extends StoreDocument> implements Collection<T
       const before = this.#select(query, { sort: options.sort, limit: options.multi ? 0 : 1 });
       if (before.length > 0) return this.#modify(before, operators);
       if (options.upsert) return this.#insertUpserted(filter as NedbQuery, operators);
-      return { before: [], after: [], matchedCount: 0, upsertedId: null };
+      return noMatch();
     });
   }
 
   #modify(before: NedbDocument[], operators: Record<string, Record<string, unknown>>): Outcome {
-    const { $setOnInsert: _onInsertOnly, ...modifiers } = operators;
-    if (Object.keys(modifiers).length === 0) {
+    const modifiers = foundModifiers(operators);
+    if (modifiers === null) {
       const copies = before.map((document) => deepCopy(document));
       return { before: copies, after: before, matchedCount: before.length, upsertedId: null };
     }
@@ -324,67 +304,9 @@ export class EmbeddedCollection<T extends StoreDocument> implements Collection<T
     return { before, after, matchedCount: before.length, upsertedId: null };
   }
 
-  /**
-   * The document an upsert inserts, built as nedb (and MongoDB) build it:
-   * the filter's equalities (and `_id`) as the seed, then `$setOnInsert`
-   * merged into `$set` (this is an insert), then the other operators.
-   */
+  /** Inserts the document an upsert builds (a unique violation throws). */
   #insertUpserted(filter: NedbQuery, operators: Record<string, Record<string, unknown>>): Outcome {
-    const { _id: seedId, ...seed } = upsertSeed(filter);
-    const { $setOnInsert: onInsert = {}, $set: set = {}, ...others } = operators;
-    const { _id: onInsertId, ...onInsertFields } = onInsert;
-    const id = typeof seedId === 'string' ? seedId : typeof onInsertId === 'string' ? onInsertId : randomUUID();
-    const built = modify(deepCopy({ _id: id, ...seed }, true), { ...others, $set: { ...onInsertFields, ...set } });
-    const [inserted] = this.#insert([built]);
-    return { before: [], after: inserted === undefined ? [] : [inserted], matchedCount: 0, upsertedId: id };
+    const [inserted] = this.#insert([upsertDocument(filter, operators)]);
+    return upsertedOutcome(inserted);
   }
-}
-
-/**
- * nedb's cursor projection: `{a: 1, b: 1}` keeps those fields, `{a: 0}`
- * drops them, `_id` is kept unless `_id: 0`. Mixing keeps and drops (other
- * than `_id`) was refused by `checkFindOptions`.
- */
-function project(document: NedbDocument, projection: Record<string, number>): NedbDocument {
-  const { _id: idRule, ...rest } = projection;
-  const keys = Object.keys(rest);
-  let out: Record<string, unknown>;
-  if (keys.length > 0 && rest[keys[0] as string] === 1) {
-    const picked: Record<string, unknown> = {};
-    for (const key of keys) {
-      const value = getDotValue(document, key);
-      if (value !== undefined) picked[key] = value;
-    }
-    out = modify({}, { $set: picked });
-  } else {
-    const dropped: Record<string, true> = {};
-    for (const key of keys) dropped[key] = true;
-    out = keys.length === 0 ? { ...document } : modify(document, { $unset: dropped });
-  }
-  if (idRule !== 0) out._id = document._id;
-  else delete out._id;
-  return out as NedbDocument;
-}
-
-/** nedb's name of an index: its field, or its fields sorted and comma-joined (directions do not count). */
-function nedbIndexName(fields: readonly string[]): string {
-  return [...fields].sort().join(',');
-}
-
-/**
- * The result of an update. `modifiedCount` compares the documents before and
- * after only when read: both are snapshots (stored documents are replaced,
- * never changed in place), and most callers never ask.
- */
-function toUpdateResult(outcome: Outcome): UpdateResult {
-  let modified: number | undefined;
-  return {
-    matchedCount: outcome.matchedCount,
-    get modifiedCount(): number {
-      modified ??= outcome.before.filter((document, i) => !isDeepStrictEqual(document, outcome.after[i])).length;
-      return modified;
-    },
-    upsertedCount: outcome.upsertedId === null ? 0 : 1,
-    upsertedId: outcome.upsertedId,
-  };
 }

@@ -6,6 +6,7 @@ import { StoreError } from './errors.ts';
 import { Datastore, serializeDocument } from './nedb.ts';
 import type { NedbDatastore, NedbInternals } from './nedb.ts';
 import { SerialQueue } from './serial-queue.ts';
+import { openSqliteStore } from './sqlite-store.ts';
 import type { Collection, Store, StoreDocument } from './types.ts';
 import { assertCollectionName, assertDatabaseName } from './validate.ts';
 
@@ -15,31 +16,58 @@ export const DEFAULT_COMPACTION_INTERVAL_MS = 600_000;
 /** How often appended lines are flushed to the device by default: every second, in milliseconds. */
 export const DEFAULT_SYNC_INTERVAL_MS = 1_000;
 
+/** The engines of the embedded adapter. */
+export const EMBEDDED_ENGINES = ['nedb', 'sqlite'] as const;
+
+/**
+ * `nedb`: every document in the process heap, appended to
+ * `<collection>.db` files, one process per data directory. `sqlite`:
+ * documents on disk in `store.sqlite` (Node's `node:sqlite`), memory bounded
+ * by its page cache, any number of processes per data directory. Both have
+ * the same semantics (nedb's model evaluates filters and updates in both).
+ */
+export type EmbeddedEngine = (typeof EMBEDDED_ENGINES)[number];
+
 /** Options of {@link openEmbeddedStore}. */
 export interface EmbeddedStoreOptions {
-  /** Root directory; datafiles go to `<dataDir>/<database>/<collection>.db`. */
+  /**
+   * Root directory: `<dataDir>/<database>/<collection>.db` (nedb) or
+   * `<dataDir>/<database>/store.sqlite` (sqlite).
+   */
   dataDir: string;
   /** The database (one directory per service). */
   database: string;
+  /**
+   * The storage engine. The sqlite engine imports the nedb datafiles it
+   * finds in the directory (renaming them `<collection>.db.migrated`).
+   * @default 'nedb'
+   */
+  engine?: EmbeddedEngine;
   /** Keep everything in memory, write no file (tests, throwaway runs). @default false */
   inMemory?: boolean;
   /**
-   * Period of the background compaction that rewrites each append-only
-   * datafile to one line per live document; `0` turns it off (close still
-   * compacts). @default DEFAULT_COMPACTION_INTERVAL_MS
+   * nedb only (sqlite needs no compaction). Period of the background
+   * compaction that rewrites each append-only datafile to one line per live
+   * document; `0` turns it off (close still compacts).
+   * @default DEFAULT_COMPACTION_INTERVAL_MS
    */
   compactionIntervalMs?: number;
   /**
-   * Period of the `fdatasync` of every datafile appended to since the last
-   * one; `0` leaves flushing to the operating system (nedb's own policy).
-   * Every write reaches the operating system before it resolves, so a process
-   * crash loses nothing acknowledged; a machine crash loses at most this
-   * period. Compaction and close always flush. @default DEFAULT_SYNC_INTERVAL_MS
+   * nedb only. Period of the `fdatasync` of every datafile appended to
+   * since the last one; `0` leaves flushing to the operating system (nedb's
+   * own policy). Every write reaches the operating system before it
+   * resolves, so a process crash loses nothing acknowledged; a machine crash
+   * loses at most this period. Compaction and close always flush. The
+   * sqlite engine commits in WAL mode with `synchronous=NORMAL`: a process
+   * crash loses nothing acknowledged either; a machine crash may lose the
+   * commits since the last checkpoint, never the database's consistency.
+   * @default DEFAULT_SYNC_INTERVAL_MS
    */
   syncIntervalMs?: number;
   /**
    * Receives failures of background work (compaction, flushing; the next
-   * period retries) and the repair of a torn last line at load. @default ignore
+   * period retries) and the repair of a torn last line at load; for the
+   * sqlite engine, what the import of nedb datafiles reports. @default ignore
    */
   onBackgroundError?: (error: StoreError) => void;
 }
@@ -232,11 +260,16 @@ function replacePersistence(datastore: NedbDatastore, log: AppendLog): (document
 }
 
 /**
- * Opens the embedded store. Creates `<dataDir>/<database>` unless `inMemory`.
- * @throws StoreError when the name is invalid or the directory cannot be made
+ * Opens the embedded store on the chosen engine. Creates
+ * `<dataDir>/<database>` unless `inMemory`.
+ * @throws StoreError when the name, engine or a period is invalid, the
+ *   directory cannot be made, or (sqlite) the database cannot be opened or a
+ *   nedb datafile not imported
  */
 export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<Store> {
   assertDatabaseName(options.database);
+  const engine = options.engine ?? 'nedb';
+  if (!EMBEDDED_ENGINES.includes(engine)) throw new StoreError(`engine must be one of ${EMBEDDED_ENGINES.join(', ')}`);
   const interval = options.compactionIntervalMs;
   if (interval !== undefined && (!Number.isFinite(interval) || interval < 0)) {
     throw new StoreError('compactionIntervalMs must be a non-negative number');
@@ -245,12 +278,18 @@ export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<
   if (sync !== undefined && (!Number.isFinite(sync) || sync < 0)) {
     throw new StoreError('syncIntervalMs must be a non-negative number');
   }
-  if (options.inMemory === true) return new EmbeddedStore(options, null);
-  const directory = join(options.dataDir, options.database);
-  try {
-    await mkdir(directory, { recursive: true });
-  } catch (error) {
-    throw new StoreError(`cannot create the data directory ${directory}`, { cause: error });
+  let directory: string | null = null;
+  if (options.inMemory !== true) {
+    directory = join(options.dataDir, options.database);
+    try {
+      await mkdir(directory, { recursive: true });
+    } catch (error) {
+      throw new StoreError(`cannot create the data directory ${directory}`, { cause: error });
+    }
+  }
+  if (engine === 'sqlite') {
+    const onBackgroundError = options.onBackgroundError ?? (() => undefined);
+    return openSqliteStore({ database: options.database, directory, onBackgroundError });
   }
   return new EmbeddedStore(options, directory);
 }

@@ -5,7 +5,8 @@
  */
 export { openStore } from './open-store.ts';
 export type { OpenStoreOptions } from './open-store.ts';
-export { DEFAULT_COMPACTION_INTERVAL_MS, DEFAULT_SYNC_INTERVAL_MS } from './embedded.ts';
+export { DEFAULT_COMPACTION_INTERVAL_MS, DEFAULT_SYNC_INTERVAL_MS, EMBEDDED_ENGINES } from './embedded.ts';
+export type { EmbeddedEngine } from './embedded.ts';
 export { paginate } from './paginate.ts';
 export type { Page, PageDirection, PaginateOptions } from './paginate.ts';
 export {

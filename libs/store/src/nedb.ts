@@ -70,7 +70,11 @@ export interface NedbDatastore {
   /** Takes the index's name: its field, or its fields sorted and comma-joined. */
   removeIndexAsync(fieldName: string): Promise<void>;
   /** The indexes by name (see `removeIndexAsync`), `_id` included. */
-  readonly indexes: Readonly<Record<string, { readonly unique: boolean; readonly sparse: boolean }>>;
+  readonly indexes: Readonly<
+    Record<string, { readonly fieldName: string; readonly unique: boolean; readonly sparse: boolean }>
+  >;
+  /** The stored documents (not copies), in `_id` order. */
+  getAllData(): NedbDocument[];
   compactDatafileAsync(): Promise<void>;
 }
 
@@ -82,6 +86,10 @@ export interface NedbDatastore {
  */
 export const nedbModel = createRequire(import.meta.url)('@seald-io/nedb/lib/model.js') as {
   serialize(document: object): string;
+  /** Parses one datafile line, turning `{"$$date": ms}` back into a `Date`. */
+  deserialize(line: string): NedbDocument;
+  /** Throws on a field name nedb refuses (a leading `$`, a dot), anywhere in the document. */
+  checkObject(document: unknown): void;
   match(document: NedbDocument, query: NedbQuery): boolean;
   /** A modified deep copy; throws on a bad modifier or a bad resulting document. */
   modify(document: object, update: NedbQuery): NedbDocument;
@@ -132,6 +140,15 @@ function holdsDate(value: unknown): boolean {
  */
 export function serializeDocument(document: object): string {
   return holdsDate(document) ? nedbModel.serialize(document) : JSON.stringify(document);
+}
+
+/**
+ * The document one {@link serializeDocument} line holds. `JSON.parse` alone
+ * unless the line holds a date, as nedb writes it (document field names
+ * cannot start with `$`, so the marker can only be a date).
+ */
+export function deserializeDocument(line: string): NedbDocument {
+  return line.includes('"$$date"') ? nedbModel.deserialize(line) : (JSON.parse(line) as NedbDocument);
 }
 
 /** Constructor of {@link NedbDatastore}. */

@@ -1,4 +1,5 @@
 import { openEmbeddedStore } from './embedded.ts';
+import type { EmbeddedEngine } from './embedded.ts';
 import type { StoreError } from './errors.ts';
 import { openMongoStore } from './mongodb.ts';
 import type { Store } from './types.ts';
@@ -11,20 +12,29 @@ export interface OpenStoreOptions {
    * ignored; otherwise the `embedded` one.
    */
   mongoUrl?: string | undefined;
-  /** Root of the embedded datafiles: `<dataDir>/<database>/<collection>.db`. */
+  /** Root of the embedded data: `<dataDir>/<database>/<collection>.db` (nedb) or `.../store.sqlite` (sqlite). */
   dataDir: string;
   /** The service's database: letters, digits, `_` and `-`, at most 63 characters. */
   database: string;
+  /**
+   * Embedded only: `nedb` (documents in memory, one process per data
+   * directory) or `sqlite` (documents on disk, several processes may share
+   * it; imports nedb datafiles it finds). @default 'nedb'
+   */
+  engine?: EmbeddedEngine;
   /** Embedded only: keep the data in memory, write no file. @default false */
   inMemory?: boolean;
-  /** Embedded only: background compaction period in ms, `0` for none. @default 600000 (10 minutes) */
+  /** Embedded nedb only: background compaction period in ms, `0` for none. @default 600000 (10 minutes) */
   compactionIntervalMs?: number;
   /**
-   * Embedded only: `fdatasync` period of appended datafiles in ms, `0` to leave
-   * flushing to the operating system. @default 1000
+   * Embedded nedb only: `fdatasync` period of appended datafiles in ms, `0` to
+   * leave flushing to the operating system (sqlite: WAL, `synchronous=NORMAL`). @default 1000
    */
   syncIntervalMs?: number;
-  /** Embedded only: receives background compaction and flush failures and torn-line repairs (log them). @default ignore */
+  /**
+   * Embedded only: receives background compaction and flush failures, torn-line
+   * repairs and (sqlite) nedb import reports (log them). @default ignore
+   */
   onBackgroundError?: (error: StoreError) => void;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The document-store port. Services depend on these interfaces only; an
- * adapter (embedded nedb or MongoDB) implements them. The shapes follow the
+ * adapter (embedded, on nedb or SQLite, or MongoDB) implements them. The shapes follow the
  * MongoDB driver so the MongoDB adapter stays thin, restricted to what both
  * backends do the same way.
  *
@@ -13,7 +13,7 @@
 /** The adapters the store can run on. */
 export const STORE_KINDS = ['embedded', 'mongodb'] as const;
 
-/** `embedded` (nedb files or memory) or `mongodb` (the official driver). */
+/** `embedded` (nedb or SQLite files, or memory) or `mongodb` (the official driver). */
 export type StoreKind = (typeof STORE_KINDS)[number];
 
 /** The minimum every stored document has: a string `_id`. */

@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { DuplicateKeyError, StoreError, isDuplicateKeyError } from '../../src/index.ts';
-import { items } from './context.ts';
+import { idsOf, items } from './context.ts';
 import type { ContractContext } from './context.ts';
 
 interface Keyed {
@@ -121,6 +121,20 @@ export function indexContract(context: ContractContext): void {
     await context.reopen();
     await keyed().insertMany([{ email: 'a@x' }, { email: 'a@x' }]);
     expect(await keyed().countDocuments({ email: 'a@x' })).toBe(2);
+  });
+
+  it('finds, counts, updates and deletes a document once when several of its elements are in an indexed range', async () => {
+    const scores = context.store().collection<{ _id: string; n: number | number[]; seen?: boolean }>('scores');
+    await scores.createIndex({ n: 1 });
+    await scores.insertMany([
+      { _id: 'a', n: [1, 2] },
+      { _id: 'b', n: 5 },
+    ]);
+    expect(idsOf(await scores.find({ n: { $gt: 0 } }))).toEqual(['a', 'b']);
+    expect(await scores.countDocuments({ n: { $gt: 0 } })).toBe(2);
+    expect((await scores.updateMany({ n: { $gt: 0 } }, { $set: { seen: true } })).matchedCount).toBe(2);
+    expect(await scores.countDocuments({ seen: true })).toBe(2);
+    expect(await scores.deleteMany({ n: { $gte: 1 } })).toEqual({ deletedCount: 2 });
   });
 
   it('never drops the _id index', async () => {

@@ -1,0 +1,367 @@
+import { spawn } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { DatabaseSync } from 'node:sqlite';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isDuplicateKeyError, isStoreError, openStore } from '../src/index.ts';
+import type { Store, StoreError } from '../src/index.ts';
+import { describeCollectionContract } from './collection-contract.ts';
+
+/** The package's entry, for the child process (Node strips the types). */
+const STORE_ENTRY = fileURLToPath(new URL('../src/index.ts', import.meta.url));
+
+async function temporaryDirectory(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'ars-store-sqlite-'));
+}
+
+describeCollectionContract('embedded sqlite store on disk', { durable: true }, async () => {
+  const dataDir = await temporaryDirectory();
+  return {
+    open: () => openStore({ dataDir, database: 'contract', engine: 'sqlite' }),
+    cleanup: () => rm(dataDir, { recursive: true, force: true }),
+  };
+});
+
+describeCollectionContract('embedded sqlite store in memory', { durable: false }, async () => ({
+  open: () => openStore({ dataDir: '/nonexistent', database: 'contract', engine: 'sqlite', inMemory: true }),
+  cleanup: async () => undefined,
+}));
+
+interface Job {
+  _id: string;
+  status: string;
+  rank: number;
+  by?: string;
+}
+
+function jobs(count: number): Job[] {
+  return Array.from({ length: count }, (_, i) => ({ _id: `j${String(i).padStart(4, '0')}`, status: 'ready', rank: i }));
+}
+
+/** Claims ready jobs one at a time until none is left; the ids in claim order. */
+async function claimAll(store: Store, by: string): Promise<string[]> {
+  const claimed: string[] = [];
+  for (;;) {
+    const job = await store
+      .collection<Job>('jobs')
+      .findOneAndUpdate({ status: 'ready' }, { $set: { status: 'claimed', by } }, { sort: { rank: 1 } });
+    if (job === null) return claimed;
+    claimed.push(job._id);
+    // Let the other claimant in between.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describe('embedded sqlite store files and processes', () => {
+  let dataDir: string;
+  const stores: Store[] = [];
+  const open = async (options: { engine?: 'nedb' | 'sqlite'; onBackgroundError?: (e: StoreError) => void } = {}) => {
+    const store = await openStore({ dataDir, database: 'svc', engine: 'sqlite', ...options });
+    stores.push(store);
+    return store;
+  };
+
+  beforeEach(async () => {
+    dataDir = await temporaryDirectory();
+  });
+
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((store) => store.close().catch(() => undefined)));
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps one SQLite database per store under <dataDir>/<database>/store.sqlite', async () => {
+    const store = await open();
+    expect(store.kind).toBe('embedded');
+    await store.collection('tasks').insertOne({ _id: 't' });
+    await store.collection('runs.archive').insertOne({ _id: 'r' });
+    const files = await readdir(join(dataDir, 'svc'));
+    expect(files.filter((file) => !file.startsWith('store.sqlite-'))).toEqual(['store.sqlite']);
+  });
+
+  it('keeps collections whose names differ only in case apart, as files and MongoDB do', async () => {
+    const store = await open();
+    const [upper, lower] = ['Tasks', 'tasks'].map((name) => store.collection<{ _id: string; n: number }>(name));
+    await upper?.createIndex({ n: 1 }, { unique: true });
+    await upper?.insertOne({ _id: 'upper', n: 1 });
+    await lower?.insertOne({ _id: 'lower', n: 1 });
+    expect(await upper?.find({})).toEqual([{ _id: 'upper', n: 1 }]);
+    expect(await lower?.find({ n: 1 })).toEqual([{ _id: 'lower', n: 1 }]);
+  });
+
+  it('keeps documents, compound and multikey indexes across close and reopen', async () => {
+    const first = await open();
+    const tasks = first.collection<{ _id: string; tenant: string; key: string; tags: string[] }>('tasks');
+    await tasks.createIndex({ tenant: 1, key: 1 }, { unique: true });
+    await tasks.createIndex({ tags: 1 });
+    await tasks.insertMany([
+      { _id: 'a', tenant: 't', key: 'k1', tags: ['x', 'y'] },
+      { _id: 'b', tenant: 't', key: 'k2', tags: ['y'] },
+    ]);
+    await first.close();
+    const second = await open();
+    const again = second.collection<{ _id: string; tenant: string; key: string; tags: string[] }>('tasks');
+    expect(await again.find({ tags: 'y' }, { sort: { _id: 1 } })).toEqual([
+      { _id: 'a', tenant: 't', key: 'k1', tags: ['x', 'y'] },
+      { _id: 'b', tenant: 't', key: 'k2', tags: ['y'] },
+    ]);
+    await expect(again.insertOne({ _id: 'c', tenant: 't', key: 'k2', tags: [] })).rejects.toSatisfy(
+      isDuplicateKeyError,
+    );
+  });
+
+  it("sees another store's writes and indexes on the same directory", async () => {
+    const [left, right] = [await open(), await open()];
+    const leftItems = left.collection<{ _id: string; n: number }>('items');
+    const rightItems = right.collection<{ _id: string; n: number }>('items');
+    await leftItems.insertMany([
+      { _id: 'a', n: 1 },
+      { _id: 'b', n: 2 },
+    ]);
+    expect(await rightItems.countDocuments({ n: { $gte: 1 } })).toBe(2);
+    await rightItems.createIndex({ n: 1 }, { unique: true });
+    await expect(leftItems.insertOne({ _id: 'c', n: 2 })).rejects.toSatisfy(isDuplicateKeyError);
+    await leftItems.updateOne({ _id: 'a' }, { $set: { n: 5 } });
+    // The right store planned through its index: the left store's update moved the entry.
+    expect(await rightItems.find({ n: 5 })).toEqual([{ _id: 'a', n: 5 }]);
+    expect(await rightItems.dropIndex({ n: 1 })).toBe(true);
+    await leftItems.insertOne({ _id: 'c', n: 2 });
+    expect(await leftItems.find({ n: 2 }, { sort: { _id: 1 } })).toEqual([
+      { _id: 'b', n: 2 },
+      { _id: 'c', n: 2 },
+    ]);
+  });
+
+  it('gives each of 200 concurrent claims through two stores on one directory a different document', async () => {
+    const [left, right] = [await open(), await open()];
+    await left.collection<Job>('jobs').createIndex({ status: 1, rank: 1 });
+    await left.collection<Job>('jobs').insertMany(jobs(200));
+    const claims = await Promise.all(
+      Array.from({ length: 220 }, (_, i) =>
+        (i % 2 === 0 ? left : right)
+          .collection<Job>('jobs')
+          .findOneAndUpdate(
+            { status: 'ready' },
+            { $set: { status: 'claimed', by: `s${i % 2}` } },
+            { sort: { rank: 1 } },
+          ),
+      ),
+    );
+    const claimed = claims.filter((claim) => claim !== null).map((claim) => claim._id);
+    expect(claimed).toHaveLength(200);
+    expect(new Set(claimed).size).toBe(200);
+    expect(claims.filter((claim) => claim === null)).toHaveLength(20);
+    expect(await right.collection<Job>('jobs').countDocuments({ status: 'claimed' })).toBe(200);
+  });
+
+  it('claims each document exactly once with another process claiming at the same time', async () => {
+    const store = await open();
+    await store.collection<Job>('jobs').createIndex({ status: 1, rank: 1 });
+    await store.collection<Job>('jobs').insertMany(jobs(1000));
+    const child = startChild(dataDir);
+    await child.ready;
+    child.go();
+    await child.claiming;
+    const mine = await claimAll(store, 'parent');
+    const theirs = await child.claims;
+    expect(mine.length).toBeGreaterThan(0);
+    expect(theirs.length).toBeGreaterThan(0);
+    expect(new Set([...mine, ...theirs]).size).toBe(1000);
+    expect(mine.length + theirs.length).toBe(1000);
+    expect(await store.collection<Job>('jobs').countDocuments({ by: 'child' })).toBe(theirs.length);
+  });
+
+  it("waits for another process's write lock without blocking, reads going on, writes in call order", async () => {
+    const store = await open();
+    const tasks = store.collection<{ _id: string; n: number }>('tasks');
+    await tasks.insertOne({ _id: 'seed', n: 0 });
+    const blocker = new DatabaseSync(join(dataDir, 'svc', 'store.sqlite'));
+    blocker.exec('BEGIN IMMEDIATE');
+    const insert = tasks.insertOne({ _id: 'a', n: 1 });
+    const update = tasks.updateOne({ _id: 'a' }, { $inc: { n: 1 } });
+    expect(await tasks.find({})).toEqual([{ _id: 'seed', n: 0 }]);
+    blocker.exec('COMMIT');
+    blocker.close();
+    await insert;
+    expect((await update).modifiedCount).toBe(1);
+    expect(await tasks.findOne({ _id: 'a' })).toEqual({ _id: 'a', n: 2 });
+  });
+
+  it('enforces a unique index across two stores, including one it was declared by after it cached none', async () => {
+    const [left, right] = [await open(), await open()];
+    const leftUsers = left.collection<{ _id: string; email: string }>('users');
+    const rightUsers = right.collection<{ _id: string; email: string }>('users');
+    await rightUsers.insertOne({ _id: 'u0', email: 'zero@x' });
+    await leftUsers.createIndex({ email: 1 }, { unique: true });
+    await leftUsers.insertOne({ _id: 'u1', email: 'a@x' });
+    await expect(rightUsers.insertOne({ _id: 'u2', email: 'a@x' })).rejects.toSatisfy(isDuplicateKeyError);
+    await expect(rightUsers.updateOne({ _id: 'u0' }, { $set: { email: 'a@x' } })).rejects.toSatisfy(
+      isDuplicateKeyError,
+    );
+    expect(await leftUsers.countDocuments()).toBe(2);
+  });
+
+  it('leaves nothing of an insertMany that fails on a duplicate key, index entries included', async () => {
+    const store = await open();
+    const users = store.collection<{ _id: string; email: string; tags?: string[] }>('users');
+    await users.createIndex({ email: 1 }, { unique: true });
+    await users.createIndex({ tags: 1 });
+    await users.insertOne({ _id: 'kept', email: 'kept@x' });
+    const failed = users.insertMany([
+      { _id: 'n1', email: 'n1@x', tags: ['t'] },
+      { _id: 'n2', email: 'kept@x' },
+    ]);
+    await expect(failed).rejects.toSatisfy(isDuplicateKeyError);
+    expect(await users.find({})).toEqual([{ _id: 'kept', email: 'kept@x' }]);
+    expect(await users.find({ tags: 't' })).toEqual([]);
+    await users.insertOne({ _id: 'n1', email: 'n1@x' });
+    expect(await users.countDocuments({ email: 'n1@x' })).toBe(1);
+  });
+
+  it('lets documents of one updateMany trade keys of a unique index, as the nedb engine does', async () => {
+    const store = await open();
+    const ranks = store.collection<{ _id: string; n: number }>('ranks');
+    await ranks.createIndex({ n: 1 }, { unique: true });
+    await ranks.insertMany([1, 2, 3].map((n) => ({ _id: `r${n}`, n })));
+    expect((await ranks.updateMany({}, { $inc: { n: 1 } })).modifiedCount).toBe(3);
+    expect((await ranks.find({}, { sort: { n: 1 } })).map((rank) => rank.n)).toEqual([2, 3, 4]);
+  });
+
+  it('imports a nedb datafile: the latest version of each document and its indexes, then renames it', async () => {
+    await mkdir(join(dataDir, 'svc'), { recursive: true });
+    const datafile = join(dataDir, 'svc', 'tasks.db');
+    const lines = [
+      '{"_id":"a","key":"k1","n":0}',
+      '{"_id":"b","key":"k2"}',
+      '{"_id":"gone","key":"k3"}',
+      '{"$$indexCreated":{"fieldName":"key","unique":true,"sparse":false}}',
+      '{"_id":"a","key":"k1","n":2}',
+      '{"$$deleted":true,"_id":"gone"}',
+    ];
+    await writeFile(datafile, lines.join('\n') + '\n');
+    const reports: StoreError[] = [];
+    const store = await open({ onBackgroundError: (error) => reports.push(error) });
+    const tasks = store.collection<{ _id: string; key: string; n?: number }>('tasks');
+    expect(await tasks.find({}, { sort: { _id: 1 } })).toEqual([
+      { _id: 'a', key: 'k1', n: 2 },
+      { _id: 'b', key: 'k2' },
+    ]);
+    await expect(tasks.insertOne({ _id: 'c', key: 'k2' })).rejects.toSatisfy(isDuplicateKeyError);
+    expect((await readdir(join(dataDir, 'svc'))).filter((file) => file.startsWith('tasks'))).toEqual([
+      'tasks.db.migrated',
+    ]);
+    // Read only: the old datafile is kept as it was.
+    expect(await readFile(`${datafile}.migrated`, 'utf8')).toBe(lines.join('\n') + '\n');
+    expect(reports).toEqual([]);
+  });
+
+  it('reads after import what the nedb engine wrote: dates, nested values, compound indexes', async () => {
+    const nedb = await openStore({ dataDir, database: 'svc', compactionIntervalMs: 0 });
+    const at = new Date('2026-01-02T03:04:05.678Z');
+    const runs = nedb.collection<{ _id: string; tenant: string; key: string; at?: Date; meta?: object }>('runs.v1');
+    await runs.createIndex({ tenant: 1, key: 1 }, { unique: true });
+    await runs.insertMany([
+      { _id: 'r1', tenant: 't', key: 'k', at, meta: { steps: [1, { deep: null }] } },
+      { _id: 'r2', tenant: 't', key: 'l' },
+    ]);
+    const written = await runs.find({}, { sort: { _id: 1 } });
+    await nedb.close();
+    const store = await open();
+    const imported = store.collection<{ _id: string; tenant: string; key: string }>('runs.v1');
+    expect(await imported.find({}, { sort: { _id: 1 } })).toEqual(written);
+    expect(await imported.findOne({ _id: 'r1' })).toMatchObject({ at });
+    await expect(imported.insertOne({ _id: 'r3', tenant: 't', key: 'l' })).rejects.toSatisfy(isDuplicateKeyError);
+  });
+
+  it('imports a datafile once: one found again after its import committed is only renamed', async () => {
+    await mkdir(join(dataDir, 'svc'), { recursive: true });
+    const datafile = join(dataDir, 'svc', 'tasks.db');
+    await writeFile(datafile, '{"_id":"a"}\n{"_id":"b"}\n');
+    await (await open()).close();
+    // As if the process had crashed between the import's commit and the rename.
+    await copyFile(`${datafile}.migrated`, datafile);
+    const reports: StoreError[] = [];
+    const store = await open({ onBackgroundError: (error) => reports.push(error) });
+    expect(await store.collection('tasks').countDocuments()).toBe(2);
+    expect((await readdir(join(dataDir, 'svc'))).filter((file) => file.startsWith('tasks'))).toEqual([
+      'tasks.db.migrated',
+    ]);
+    expect(reports).toEqual([]);
+  });
+
+  it('leaves alone, and reports, a datafile whose collection already has documents in SQLite', async () => {
+    const first = await open();
+    await first.collection('tasks').insertOne({ _id: 'sqlite' });
+    await first.close();
+    await writeFile(join(dataDir, 'svc', 'tasks.db'), '{"_id":"nedb"}\n');
+    const reports: StoreError[] = [];
+    const store = await open({ onBackgroundError: (error) => reports.push(error) });
+    expect(await store.collection('tasks').find({})).toEqual([{ _id: 'sqlite' }]);
+    expect(reports.map((error) => error.message)).toEqual([expect.stringContaining('tasks.db left alone')]);
+    expect(await readdir(join(dataDir, 'svc'))).toContain('tasks.db');
+  });
+
+  it('refuses to open over a datafile nedb cannot load, importing nothing', async () => {
+    await mkdir(join(dataDir, 'svc'), { recursive: true });
+    await writeFile(join(dataDir, 'svc', 'broken.db'), 'not json\nstill not json\n{"_id":"ok"}\n');
+    await expect(open()).rejects.toSatisfy(isStoreError);
+    expect(await readdir(join(dataDir, 'svc'))).toContain('broken.db');
+  });
+
+  it('refuses an unknown engine', async () => {
+    await expect(openStore({ dataDir, database: 'svc', engine: 'leveldb' as unknown as 'sqlite' })).rejects.toSatisfy(
+      isStoreError,
+    );
+  });
+});
+
+/**
+ * A separate Node process claiming jobs in the same directory: `ready` once
+ * its store is open; after `go()`, `claiming` once it claimed its first
+ * job, `claims` (its claimed ids) once it ran out of jobs.
+ */
+function startChild(dataDir: string): {
+  ready: Promise<void>;
+  go: () => void;
+  claiming: Promise<void>;
+  claims: Promise<string[]>;
+} {
+  const script = `
+    import { once } from 'node:events';
+    import { openStore } from ${JSON.stringify(STORE_ENTRY)};
+    const store = await openStore({ dataDir: ${JSON.stringify(dataDir)}, database: 'svc', engine: 'sqlite' });
+    process.stdout.write('ready\\n');
+    await once(process.stdin, 'data');
+    const claimed = [];
+    for (;;) {
+      const job = await store.collection('jobs').findOneAndUpdate(
+        { status: 'ready' }, { $set: { status: 'claimed', by: 'child' } }, { sort: { rank: 1 } });
+      if (job === null) break;
+      if (claimed.push(job._id) === 1) process.stdout.write('claiming\\n');
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await store.close();
+    process.stdout.write(JSON.stringify(claimed) + '\\n');
+    process.stdin.destroy();
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const next = async (): Promise<string> => {
+    const line = await lines.next();
+    if (line.done === true) throw new Error(`child ended early: ${stderr}`);
+    return line.value;
+  };
+  const ready = next().then(() => undefined);
+  const claiming = ready.then(next).then(() => undefined);
+  return {
+    ready,
+    go: () => child.stdin.write('go\n'),
+    claiming,
+    claims: claiming.then(next).then((line) => JSON.parse(line) as string[]),
+  };
+}
