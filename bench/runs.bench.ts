@@ -13,7 +13,7 @@
  *
  *   node bench/runs.bench.ts [--phases latency,throughput,control,rss] [--samples 300]
  *     [--duration 20000] [--warmup 5000] [--clients 16] [--executors 1] [--sustain 60]
- *     [--sample-every 5] [--env K=V,K=V] [--mongo-url URL] [--cpu-prof-dir DIR]
+ *     [--warm-after SECONDS (a fifth of --sustain)] [--sample-every 5] [--env K=V,K=V] [--mongo-url URL] [--cpu-prof-dir DIR]
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -40,6 +40,7 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '16' },
     executors: { type: 'string', default: '1' },
     sustain: { type: 'string', default: '60' },
+    'warm-after': { type: 'string' },
     'sample-every': { type: 'string', default: '5' },
     env: { type: 'string', default: '' },
     'mongo-url': { type: 'string' },
@@ -54,6 +55,8 @@ const WARMUP_MS = Number(values.warmup);
 const CLIENTS = Number(values.clients);
 const EXECUTORS = values.executors.split(',').map(Number);
 const SUSTAIN_S = Number(values.sustain);
+/** Where the rss phase counts the system warm: by default a fifth of the run. */
+const WARM_AFTER_S = values['warm-after'] === undefined ? SUSTAIN_S / 5 : Number(values['warm-after']);
 const SAMPLE_EVERY_S = Number(values['sample-every']);
 const QUERY = values.query;
 const MONGO_URL = values['mongo-url'];
@@ -256,8 +259,10 @@ async function rssPhase(system: TestSystem, mode: WaitMode, extra: readonly Name
   clearInterval(timer);
   sample();
   for (const c of clients) c.close();
-  // Warm: from a fifth of the run on (JIT, caches, buffers and heaps have grown to their working size).
-  const warmFrom = SUSTAIN_S / 5;
+  // Warm: JIT, caches, buffers and heaps have grown to their working size, and
+  // the bus's fixed windows have filled (duplicate ids: 2 minutes; released
+  // lease markers: the leases bucket's 5-minute age limit), by --warm-after.
+  const warmFrom = WARM_AFTER_S;
   const warm = samples.filter((s) => s.t >= warmFrom);
   const runs = outcome.completed + outcome.failed;
   print(
@@ -297,7 +302,18 @@ function slopePerMinute(series: readonly { t: number; v: number }[]): number {
   return (num / den) * 60;
 }
 
-/** A second run-executor beside the supervisor's (needs MongoDB: one embedded store serves one process). */
+/**
+ * Where the services keep their data, as the bench line prints it. Several
+ * executors need a store several processes can share: MongoDB, or the
+ * embedded store's sqlite engine (`--env STORE_ENGINE=sqlite`).
+ */
+function storeKind(): { label: string; shared: boolean } {
+  if (MONGO_URL !== undefined) return { label: 'mongodb', shared: true };
+  const engine = serviceEnv()['STORE_ENGINE'] ?? process.env['STORE_ENGINE'] ?? 'nedb';
+  return { label: `embedded (${engine})`, shared: engine === 'sqlite' };
+}
+
+/** A second run-executor beside the supervisor's, on the same store (see {@link storeKind}). */
 async function startExtraExecutor(system: TestSystem): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['services/run-executor/src/main.ts'], {
     cwd: ROOT,
@@ -326,16 +342,17 @@ async function main(): Promise<void> {
     const probe = system.client();
     const mode: WaitMode = (await sseAvailable(probe, `bench-probe-${randomUUID().slice(0, 8)}`)) ? 'sse' : 'poll';
     print(
-      `runs benchmark: node ${process.version}, ${load()}, store ${MONGO_URL === undefined ? 'embedded' : 'mongodb'}, ` +
+      `runs benchmark: node ${process.version}, ${load()}, store ${storeKind().label}, ` +
         `terminal events ${mode === 'sse' ? 'on SSE' : 'by polling tasks.get (GET /v1/events not served)'}`,
     );
     print(`query: ${QUERY}`);
     if (PHASES.has('latency')) await latencyPhase(system, mode);
     if (PHASES.has('control')) await controlPhase(system, mode);
     for (const executors of EXECUTORS) {
-      if (executors > 1 && MONGO_URL === undefined) {
+      if (executors > 1 && !storeKind().shared) {
         print(
-          `executors ${executors}: skipped (several executors need --mongo-url; the embedded store serves one process)`,
+          `executors ${executors}: skipped (several executors need --mongo-url or --env STORE_ENGINE=sqlite; ` +
+            `the nedb engine serves one process per data directory)`,
         );
         continue;
       }

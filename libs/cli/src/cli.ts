@@ -31,7 +31,10 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   switch (command) {
     case 'up':
       if (args.length > 0)
-        return usageError(io, `up takes no arguments (configure it with PORT, HOST, DATA_DIR, NATS_URL, MONGO_URL)`);
+        return usageError(
+          io,
+          `up takes no arguments (configure it with PORT, HOST, DATA_DIR, NATS_URL, MONGO_URL, STORE_ENGINE)`,
+        );
       return upCommand(io);
     case 'test':
       return testCommand(io, REPO_ROOT, args);

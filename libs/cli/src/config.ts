@@ -51,6 +51,10 @@ export const UpConfig = z.object({
         'must be a mongodb:// or mongodb+srv:// URL',
       ),
   ).describe('MongoDB for every service; unset uses the embedded store under DATA_DIR.'),
+  // Read here to fail early with the CLI's message; the services inherit the variable.
+  STORE_ENGINE: optional(z.enum(['nedb', 'sqlite'])).describe(
+    'Engine of the embedded store: sqlite or nedb (see docs/operations.md). Default sqlite.',
+  ),
 });
 export type UpConfig = z.output<typeof UpConfig>;
 

@@ -27,6 +27,7 @@ describe('parseUpConfig', () => {
       DATA_DIR: '/tmp/x',
       NATS_URL: 'nats://a:4222,nats://b:4222',
       MONGO_URL: 'mongodb://m:27017',
+      STORE_ENGINE: 'sqlite',
     };
     expect(parseUpConfig(env)).toEqual({ ...env, PORT: 0 });
   });
@@ -37,6 +38,10 @@ describe('parseUpConfig', () => {
 
   it('names NATS_URL and MONGO_URL when they are not URLs of their kind', () => {
     expect(problemsOf({ NATS_URL: 'http://x:4222', MONGO_URL: 'localhost' })).toEqual(['NATS_URL', 'MONGO_URL']);
+  });
+
+  it('names STORE_ENGINE when it is not an embedded engine', () => {
+    expect(problemsOf({ STORE_ENGINE: 'mysql' })).toEqual(['STORE_ENGINE']);
   });
 
   it('quotes the bad value in the message', () => {

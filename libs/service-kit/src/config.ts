@@ -1,3 +1,4 @@
+import { EMBEDDED_ENGINES } from '@ars/store';
 import { z } from 'zod';
 
 /** The log levels a service accepts in `LOG_LEVEL` (pino's, plus `silent`). */
@@ -41,6 +42,12 @@ export const BaseServiceConfig = z.object({
     .optional()
     .describe(
       'MongoDB connection URL; when set the service uses database ars_<service> there instead of the embedded store.',
+    ),
+  STORE_ENGINE: z
+    .enum(EMBEDDED_ENGINES)
+    .default('sqlite')
+    .describe(
+      'Engine of the embedded store (ignored with MONGO_URL): sqlite (documents on disk, memory bounded, processes may share a directory) or nedb (documents in memory, one process per data directory). Default sqlite.',
     ),
   LOG_LEVEL: z
     .enum(LOG_LEVELS)

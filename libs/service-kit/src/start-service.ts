@@ -92,6 +92,7 @@ async function connect(
     mongoUrl: config.MONGO_URL,
     dataDir: join(config.DATA_DIR, service),
     database: databaseName(service),
+    engine: config.STORE_ENGINE,
     inMemory: overrides.inMemoryStore ?? false,
   });
   closers.push({ name: 'store', close: () => store.close() });

@@ -15,7 +15,12 @@ function problemsOf(run: () => unknown): Record<string, string> {
 describe('loadConfig', () => {
   it('applies the defaults to a minimal environment', () => {
     const config = loadConfig(BaseServiceConfig, { NATS_URL: 'nats://127.0.0.1:4222' });
-    expect(config).toEqual({ NATS_URL: 'nats://127.0.0.1:4222', DATA_DIR: '.data', LOG_LEVEL: 'info' });
+    expect(config).toEqual({
+      NATS_URL: 'nats://127.0.0.1:4222',
+      DATA_DIR: '.data',
+      STORE_ENGINE: 'sqlite',
+      LOG_LEVEL: 'info',
+    });
   });
 
   it('returns a frozen config', () => {
@@ -28,6 +33,7 @@ describe('loadConfig', () => {
       NATS_URL: 'nats://a:4222,tls://b:4443',
       DATA_DIR: '/var/lib/ars',
       MONGO_URL: 'mongodb://db:27017',
+      STORE_ENGINE: 'nedb',
       LOG_LEVEL: 'debug',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318',
       INSTANCE_ID: 'memory-1',
@@ -35,6 +41,7 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({
       DATA_DIR: '/var/lib/ars',
       MONGO_URL: 'mongodb://db:27017',
+      STORE_ENGINE: 'nedb',
       LOG_LEVEL: 'debug',
       INSTANCE_ID: 'memory-1',
     });
@@ -55,12 +62,20 @@ describe('loadConfig', () => {
     const problems = problemsOf(() =>
       loadConfig(BaseServiceConfig, {
         MONGO_URL: 'http://db:27017',
+        STORE_ENGINE: 'mysql',
         LOG_LEVEL: 'loud',
         OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url',
       }),
     );
-    expect(Object.keys(problems).sort()).toEqual(['LOG_LEVEL', 'MONGO_URL', 'NATS_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT']);
+    expect(Object.keys(problems).sort()).toEqual([
+      'LOG_LEVEL',
+      'MONGO_URL',
+      'NATS_URL',
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      'STORE_ENGINE',
+    ]);
     expect(problems['NATS_URL']).toBe('is required');
+    expect(problems['STORE_ENGINE']).toMatch(/nedb.*sqlite/);
   });
 
   it('lists each bad variable on its own line of the message', () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { access, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { pingServices, rpcSubject, startNatsServer } from '@ars/bus';
 import type { NatsServerHandle, ServiceInfo } from '@ars/bus';
 import { methodsOfService } from '@ars/contracts';
 import type { MethodDef } from '@ars/contracts';
+import type { Store } from '@ars/store';
 import { BaseServiceConfig, HEALTH_METHOD, defineService } from '../src/index.ts';
 import { outcomeOf, startInProcess, TEST_IDENTITY } from '../src/testing.ts';
 import type { InProcessService } from '../src/testing.ts';
@@ -126,5 +127,47 @@ describe('startService', () => {
     expect(stopCalls).toBe(1);
     const outcome = await outcomeOf(service.rpc.call('memory', HEALTH_METHOD, TEST_IDENTITY, {}, { timeoutMs: 1000 }));
     expect(outcome).toMatchObject({ ok: false, code: 'unavailable' });
+  });
+});
+
+describe('startService on the embedded store', () => {
+  let root: string;
+  let nats: NatsServerHandle;
+  const replicas: InProcessService[] = [];
+  const stores: Store[] = [];
+  const recording = defineService({
+    name: 'memory',
+    version: '1.2.3',
+    config: BaseServiceConfig,
+    build: async (context) => {
+      stores.push(context.store);
+      return { handlers: {} };
+    },
+  });
+  const startReplica = (engine: string) =>
+    startInProcess(recording, {
+      natsUrl: nats.url,
+      env: { DATA_DIR: join(root, 'data'), STORE_ENGINE: engine },
+      inMemoryStore: false,
+    });
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'ars-service-kit-store-'));
+    nats = await startNatsServer({ storeDir: join(root, 'nats') });
+  });
+
+  afterAll(async () => {
+    for (const replica of replicas) await replica.stop();
+    await nats?.stop();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('puts the sqlite engine under DATA_DIR/<service>/<database> and shares it between replicas', async () => {
+    replicas.push(await startReplica('sqlite'), await startReplica('sqlite'));
+    await expect(access(join(root, 'data', 'memory', 'ars_memory', 'store.sqlite'))).resolves.toBeUndefined();
+    const [first, second] = stores.slice(-2).map((store) => store.collection<{ _id: string; n: number }>('shared'));
+    await first!.insertOne({ _id: 'a', n: 1 });
+    await second!.updateOne({ _id: 'a' }, { $inc: { n: 1 } });
+    expect(await first!.findOne({ _id: 'a' })).toEqual({ _id: 'a', n: 2 });
   });
 });

@@ -40,7 +40,7 @@ export interface EmbeddedStoreOptions {
   /**
    * The storage engine. The sqlite engine imports the nedb datafiles it
    * finds in the directory (renaming them `<collection>.db.migrated`).
-   * @default 'nedb'
+   * @default 'sqlite'
    */
   engine?: EmbeddedEngine;
   /** Keep everything in memory, write no file (tests, throwaway runs). @default false */
@@ -268,7 +268,7 @@ function replacePersistence(datastore: NedbDatastore, log: AppendLog): (document
  */
 export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<Store> {
   assertDatabaseName(options.database);
-  const engine = options.engine ?? 'nedb';
+  const engine = options.engine ?? 'sqlite';
   if (!EMBEDDED_ENGINES.includes(engine)) throw new StoreError(`engine must be one of ${EMBEDDED_ENGINES.join(', ')}`);
   const interval = options.compactionIntervalMs;
   if (interval !== undefined && (!Number.isFinite(interval) || interval < 0)) {

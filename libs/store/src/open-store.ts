@@ -19,7 +19,7 @@ export interface OpenStoreOptions {
   /**
    * Embedded only: `nedb` (documents in memory, one process per data
    * directory) or `sqlite` (documents on disk, several processes may share
-   * it; imports nedb datafiles it finds). @default 'nedb'
+   * it; imports nedb datafiles it finds). @default 'sqlite'
    */
   engine?: EmbeddedEngine;
   /** Embedded only: keep the data in memory, write no file. @default false */

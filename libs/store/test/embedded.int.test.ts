@@ -10,16 +10,16 @@ async function temporaryDirectory(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'ars-store-'));
 }
 
-describeCollectionContract('embedded store on disk', { durable: true }, async () => {
+describeCollectionContract('embedded store on disk (nedb)', { durable: true }, async () => {
   const dataDir = await temporaryDirectory();
   return {
-    open: () => openStore({ dataDir, database: 'contract' }),
+    open: () => openStore({ dataDir, database: 'contract', engine: 'nedb' }),
     cleanup: () => rm(dataDir, { recursive: true, force: true }),
   };
 });
 
-describeCollectionContract('embedded store in memory', { durable: false }, async () => ({
-  open: () => openStore({ dataDir: '/nonexistent', database: 'contract', inMemory: true }),
+describeCollectionContract('embedded store in memory (nedb)', { durable: false }, async () => ({
+  open: () => openStore({ dataDir: '/nonexistent', database: 'contract', engine: 'nedb', inMemory: true }),
   cleanup: async () => undefined,
 }));
 
@@ -42,26 +42,26 @@ describe('embedded store files', () => {
   });
 
   it('reports the embedded kind', async () => {
-    store = await openStore({ dataDir, database: 'svc' });
+    store = await openStore({ dataDir, database: 'svc', engine: 'nedb' });
     expect(store.kind).toBe('embedded');
   });
 
   it('keeps one datafile per collection under <dataDir>/<database>/<collection>.db', async () => {
-    store = await openStore({ dataDir, database: 'svc' });
+    store = await openStore({ dataDir, database: 'svc', engine: 'nedb' });
     await store.collection('tasks').insertOne({ _id: 't' });
     await store.collection('runs.archive').insertOne({ _id: 'r' });
     expect((await readdir(join(dataDir, 'svc'))).sort()).toEqual(['runs.archive.db', 'tasks.db']);
   });
 
   it('changes nothing in memory when the datafile cannot take a write, and writes again once it can', async () => {
-    store = await openStore({ dataDir, database: 'svc' });
+    store = await openStore({ dataDir, database: 'svc', engine: 'nedb' });
     const tasks = store.collection<{ _id: string; n: number }>('tasks');
     await tasks.createIndex({ n: 1 }, { unique: true });
     await tasks.insertOne({ _id: 'kept', n: 1 });
     await store.close();
     // The datafile replaced by a directory: every append fails (EISDIR), even as root.
     const file = join(dataDir, 'svc', 'tasks.db');
-    store = await openStore({ dataDir, database: 'svc' });
+    store = await openStore({ dataDir, database: 'svc', engine: 'nedb' });
     const again = store.collection<{ _id: string; n: number }>('tasks');
     expect(await again.countDocuments()).toBe(1);
     await rm(file);
@@ -80,7 +80,7 @@ describe('embedded store files', () => {
       { _id: 'kept', n: 3 },
     ]);
     await store.close();
-    store = await openStore({ dataDir, database: 'svc' });
+    store = await openStore({ dataDir, database: 'svc', engine: 'nedb' });
     expect(await store.collection('tasks').find({}, { sort: { n: 1 } })).toEqual([
       { _id: 'new', n: 2 },
       { _id: 'kept', n: 3 },
@@ -88,13 +88,13 @@ describe('embedded store files', () => {
   });
 
   it('writes no file in memory', async () => {
-    store = await openStore({ dataDir, database: 'svc', inMemory: true });
+    store = await openStore({ dataDir, database: 'svc', engine: 'nedb', inMemory: true });
     await store.collection('tasks').insertOne({ _id: 't' });
     expect(await readdir(dataDir)).toEqual([]);
   });
 
   it('compacts the datafile on close to one line per live document', async () => {
-    store = await openStore({ dataDir, database: 'svc', compactionIntervalMs: 0 });
+    store = await openStore({ dataDir, database: 'svc', engine: 'nedb', compactionIntervalMs: 0 });
     const tasks = store.collection<{ _id: string; n: number }>('tasks');
     await tasks.insertMany([
       { _id: 'a', n: 0 },
@@ -109,7 +109,7 @@ describe('embedded store files', () => {
   });
 
   it('compacts datafiles periodically at the configured interval', async () => {
-    store = await openStore({ dataDir, database: 'svc', compactionIntervalMs: 20 });
+    store = await openStore({ dataDir, database: 'svc', engine: 'nedb', compactionIntervalMs: 20 });
     const tasks = store.collection<{ _id: string; n: number }>('tasks');
     await tasks.insertOne({ _id: 'a', n: 0 });
     for (let i = 0; i < 3; i += 1) await tasks.updateOne({ _id: 'a' }, { $inc: { n: 1 } });
@@ -119,12 +119,13 @@ describe('embedded store files', () => {
 
   it('reports a datafile it cannot load as a StoreError on every call, and a failed compaction to its handler', async () => {
     await rm(join(dataDir, 'svc'), { recursive: true, force: true });
-    await openStore({ dataDir, database: 'svc', compactionIntervalMs: 0 }).then((s) => s.close());
+    await openStore({ dataDir, database: 'svc', engine: 'nedb', compactionIntervalMs: 0 }).then((s) => s.close());
     await writeFile(join(dataDir, 'svc', 'broken.db'), 'not json\nstill not json\n{"_id":"ok"}\n');
     const failures: StoreError[] = [];
     store = await openStore({
       dataDir,
       database: 'svc',
+      engine: 'nedb',
       compactionIntervalMs: 20,
       onBackgroundError: (e) => failures.push(e),
     });
@@ -139,7 +140,7 @@ describe('embedded store files', () => {
   });
 
   it('has every acknowledged write in the datafile without a close (a crashed process loses none)', async () => {
-    store = await openStore({ dataDir, database: 'svc', compactionIntervalMs: 0 });
+    store = await openStore({ dataDir, database: 'svc', engine: 'nedb', compactionIntervalMs: 0 });
     const tasks = store.collection<{ _id: string; n: number }>('tasks');
     await tasks.insertMany([
       { _id: 'a', n: 0 },
@@ -147,7 +148,7 @@ describe('embedded store files', () => {
     ]);
     await tasks.updateOne({ _id: 'a' }, { $inc: { n: 2 } });
     await tasks.deleteOne({ _id: 'b' });
-    const restarted = await openStore({ dataDir, database: 'svc', compactionIntervalMs: 0 });
+    const restarted = await openStore({ dataDir, database: 'svc', engine: 'nedb', compactionIntervalMs: 0 });
     try {
       expect(await restarted.collection('tasks').find({})).toEqual([{ _id: 'a', n: 2 }]);
     } finally {
@@ -164,6 +165,7 @@ describe('embedded store files', () => {
     store = await openStore({
       dataDir,
       database: 'svc',
+      engine: 'nedb',
       compactionIntervalMs: 0,
       onBackgroundError: (e) => reports.push(e),
     });
@@ -171,7 +173,7 @@ describe('embedded store files', () => {
     expect(await tasks.find({})).toEqual([{ _id: 'a', n: 1 }]);
     expect(reports.map((e) => e.message)).toEqual([expect.stringContaining('torn last line')]);
     await tasks.insertOne({ _id: 'c', n: 3 });
-    const restarted = await openStore({ dataDir, database: 'svc', compactionIntervalMs: 0 });
+    const restarted = await openStore({ dataDir, database: 'svc', engine: 'nedb', compactionIntervalMs: 0 });
     try {
       expect(await restarted.collection('tasks').find({}, { sort: { _id: 1 } })).toEqual([
         { _id: 'a', n: 1 },
@@ -185,13 +187,13 @@ describe('embedded store files', () => {
   it('keeps a complete last line that lacks its newline and appends on a line of its own', async () => {
     await mkdir(join(dataDir, 'svc'), { recursive: true });
     await writeFile(join(dataDir, 'svc', 'tasks.db'), '{"_id":"a","n":1}');
-    store = await openStore({ dataDir, database: 'svc', compactionIntervalMs: 0 });
+    store = await openStore({ dataDir, database: 'svc', engine: 'nedb', compactionIntervalMs: 0 });
     await store.collection<{ _id: string; n: number }>('tasks').insertOne({ _id: 'b', n: 2 });
     expect(await lines(join(dataDir, 'svc', 'tasks.db'))).toEqual(['{"_id":"a","n":1}', '{"_id":"b","n":2}']);
   });
 
   it('appends to the new datafile once a background compaction replaced it', async () => {
-    store = await openStore({ dataDir, database: 'svc', compactionIntervalMs: 20 });
+    store = await openStore({ dataDir, database: 'svc', engine: 'nedb', compactionIntervalMs: 20 });
     const tasks = store.collection<{ _id: string; n: number }>('tasks');
     await tasks.insertOne({ _id: 'a', n: 0 });
     await tasks.updateOne({ _id: 'a' }, { $inc: { n: 1 } });
@@ -207,7 +209,7 @@ describe('embedded store files', () => {
   });
 
   it('writes plain documents as JSON lines and a Date as nedb does, readable after a restart', async () => {
-    store = await openStore({ dataDir, database: 'svc', compactionIntervalMs: 0 });
+    store = await openStore({ dataDir, database: 'svc', engine: 'nedb', compactionIntervalMs: 0 });
     const at = new Date('2026-01-02T03:04:05.678Z');
     await store.collection<{ _id: string; list?: unknown[]; n?: number; at?: Date }>('tasks').insertMany([
       { _id: 'plain', list: [1, null, { deep: 'x' }], n: 1.5 },
@@ -217,7 +219,7 @@ describe('embedded store files', () => {
       '{"_id":"plain","list":[1,null,{"deep":"x"}],"n":1.5}',
       `{"_id":"dated","at":{"$$date":${at.getTime()}}}`,
     ]);
-    const restarted = await openStore({ dataDir, database: 'svc', compactionIntervalMs: 0 });
+    const restarted = await openStore({ dataDir, database: 'svc', engine: 'nedb', compactionIntervalMs: 0 });
     try {
       expect(await restarted.collection('tasks').findOne({ _id: 'dated' })).toEqual({ _id: 'dated', at });
     } finally {
@@ -226,7 +228,9 @@ describe('embedded store files', () => {
   });
 
   it('refuses a negative flush period', async () => {
-    await expect(openStore({ dataDir, database: 'svc', syncIntervalMs: -1 })).rejects.toSatisfy(isStoreError);
+    await expect(openStore({ dataDir, database: 'svc', engine: 'nedb', syncIntervalMs: -1 })).rejects.toSatisfy(
+      isStoreError,
+    );
   });
 
   it('refuses an invalid database name', async () => {

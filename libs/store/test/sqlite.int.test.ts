@@ -259,7 +259,7 @@ describe('embedded sqlite store files and processes', () => {
   });
 
   it('reads after import what the nedb engine wrote: dates, nested values, compound indexes', async () => {
-    const nedb = await openStore({ dataDir, database: 'svc', compactionIntervalMs: 0 });
+    const nedb = await openStore({ dataDir, database: 'svc', engine: 'nedb', compactionIntervalMs: 0 });
     const at = new Date('2026-01-02T03:04:05.678Z');
     const runs = nedb.collection<{ _id: string; tenant: string; key: string; at?: Date; meta?: object }>('runs.v1');
     await runs.createIndex({ tenant: 1, key: 1 }, { unique: true });
