@@ -309,7 +309,8 @@ function slopePerMinute(series: readonly { t: number; v: number }[]): number {
  */
 function storeKind(): { label: string; shared: boolean } {
   if (MONGO_URL !== undefined) return { label: 'mongodb', shared: true };
-  const engine = serviceEnv()['STORE_ENGINE'] ?? process.env['STORE_ENGINE'] ?? 'nedb';
+  // The services' default engine is sqlite (libs/service-kit's config).
+  const engine = serviceEnv()['STORE_ENGINE'] ?? process.env['STORE_ENGINE'] ?? 'sqlite';
   return { label: `embedded (${engine})`, shared: engine === 'sqlite' };
 }
 
