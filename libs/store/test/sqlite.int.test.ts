@@ -190,6 +190,68 @@ describe('embedded sqlite store files and processes', () => {
     expect(await tasks.findOne({ _id: 'a' })).toEqual({ _id: 'a', n: 2 });
   });
 
+  it('keeps each of the writes issued at once atomic: a failing one undoes only itself', async () => {
+    const store = await open();
+    const tasks = store.collection<{ _id: string; n: number }>('tasks');
+    await tasks.createIndex({ n: 1 }, { unique: true });
+    await tasks.insertOne({ _id: 'seed', n: 0 });
+    const outcomes = await Promise.allSettled([
+      tasks.insertOne({ _id: 'a', n: 1 }),
+      tasks.insertMany([
+        { _id: 'b', n: 2 },
+        { _id: 'c', n: 0 },
+      ]),
+      tasks.updateOne({ _id: 'a' }, { $inc: { n: 10 } }),
+      tasks.insertOne({ _id: 'seed', n: 5 }),
+      tasks.findOne({ _id: 'a' }),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    expect(outcomes[4]).toEqual({ status: 'fulfilled', value: { _id: 'a', n: 11 } });
+    expect(await tasks.find({}, { sort: { n: 1 } })).toEqual([
+      { _id: 'seed', n: 0 },
+      { _id: 'a', n: 11 },
+    ]);
+    expect(await tasks.countDocuments({ n: 2 })).toBe(0);
+  });
+
+  it('keeps every write that resolved when the process is killed right after', async () => {
+    const script = `
+      import { openStore } from ${JSON.stringify(STORE_ENTRY)};
+      const store = await openStore({ dataDir: ${JSON.stringify(dataDir)}, database: 'svc', engine: 'sqlite' });
+      const tasks = store.collection('tasks');
+      for (let i = 0; ; i += 1) {
+        await Promise.all([tasks.insertOne({ _id: 'a' + i }), tasks.insertOne({ _id: 'b' + i })]);
+        process.stdout.write(i + '\\n');
+      }
+    `;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let acknowledged = -1;
+    const lines = createInterface({ input: child.stdout });
+    await new Promise<void>((resolve) => {
+      lines.on('line', (line) => {
+        acknowledged = Number(line);
+        if (acknowledged === 300) {
+          child.kill('SIGKILL');
+          resolve();
+        }
+      });
+    });
+    await new Promise((resolve) => child.once('exit', resolve));
+    const store = await open();
+    const stored = new Set((await store.collection('tasks').find({})).map((task) => task._id));
+    for (let i = 0; i <= acknowledged; i += 1) {
+      expect(stored.has(`a${i}`) && stored.has(`b${i}`)).toBe(true);
+    }
+  });
+
   it('enforces a unique index across two stores, including one it was declared by after it cached none', async () => {
     const [left, right] = [await open(), await open()];
     const leftUsers = left.collection<{ _id: string; email: string }>('users');
