@@ -308,7 +308,52 @@ class BusyLog extends MemoryEventLog {
   }
 }
 
+/**
+ * A log whose first read ends after `stopAfter` records as though nothing
+ * more matched: what a JetStream read does when a delivered message's pending
+ * count falls short while other messages are being stored.
+ */
+class ShortReadLog extends MemoryEventLog {
+  readonly stopAfter: number;
+  #reads = 0;
+
+  constructor(stopAfter: number) {
+    super();
+    this.stopAfter = stopAfter;
+  }
+
+  override async read(options: Parameters<MemoryEventLog['read']>[0]) {
+    const inner = await super.read(options);
+    if (++this.#reads > 1) return inner;
+    const stopAfter = this.stopAfter;
+    return {
+      pendingAtStart: inner.pendingAtStart,
+      close: () => inner.close(),
+      async *[Symbol.asyncIterator]() {
+        let yielded = 0;
+        for await (const record of inner) {
+          yield { ...record, pending: ++yielded === stopAfter ? 0 : record.pending };
+          if (yielded === stopAfter) return;
+        }
+      },
+    };
+  }
+}
+
 describe('events.subscribe: replay to live hand-over', () => {
+  it('reads on when a read ends below the hand-over position, so no replayed event is skipped', async () => {
+    await h.close();
+    const log = new ShortReadLog(3);
+    h = await createHarness({ log, events: { heartbeatMs: 60_000 } });
+    for (let i = 0; i < 10; i++) h.log.append(started(`r${i}`));
+    await vi.waitFor(() => expect(h.hub.position).toBe(10));
+    const reader = await live({ lastEventId: 0 });
+    const later = h.log.append(started('after'));
+    await reader.frameCount(11);
+    expect(reader.frames.map((block) => block.frame.sequence)).toEqual([...Array.from({ length: 10 }, (_, i) => i + 1), later]);
+    expect(log.readsOpened).toBe(2);
+  });
+
   async function handOver(bufferBytes: number) {
     await h.close();
     const log = new BusyLog(50, 60);

@@ -76,9 +76,10 @@ export class EventStream {
     for (;;) {
       if (subscriber.closed) return;
       const anchor = hub.attach(subscriber);
-      if (scanned < anchor) {
+      while (scanned < anchor) {
         const reader = await log.read({ filterSubject: subscriber.filter.subject, startSequence: scanned + 1 });
         subscriber.reader = reader;
+        const from = scanned;
         try {
           scanned = await this.#replay(subscriber, reader, anchor, scanned);
         } finally {
@@ -86,6 +87,12 @@ export class EventStream {
           await reader.close();
         }
         if (subscriber.closed) return;
+        // A read ends at the first message delivered with a pending count of
+        // 0, and JetStream's running count can fall short while the stream is
+        // appended to: a read that ended below the anchor is checked by a
+        // fresh one, whose count at creation comes from the stored messages.
+        // One that delivered nothing has nothing to add.
+        if (reader.pendingAtStart === 0 || scanned === from) break;
       }
       if (!subscriber.heldOverflowed) {
         subscriber.goLive(Math.max(scanned, anchor));
