@@ -92,6 +92,7 @@ interface OpenCollection {
  */
 class EmbeddedStore implements Store {
   readonly kind = 'embedded' as const;
+  readonly compoundIndexes = false;
   readonly database: string;
   readonly #directory: string | null;
   readonly #onBackgroundError: (error: StoreError) => void;

@@ -21,6 +21,7 @@ export interface MongoStoreOptions {
 /** The MongoDB adapter: one client, one database per service. */
 class MongoStore implements Store {
   readonly kind = 'mongodb' as const;
+  readonly compoundIndexes = true;
   readonly database: string;
   readonly #client: MongoClient;
   readonly #db: Db;

@@ -27,6 +27,7 @@ export interface SqliteStoreOptions {
  */
 class SqliteStore implements Store {
   readonly kind = 'embedded' as const;
+  readonly compoundIndexes = true;
   readonly database: string;
   readonly #connection: Connection;
   readonly #collections = new Map<string, SqliteCollection<StoreDocument>>();

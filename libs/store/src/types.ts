@@ -209,6 +209,14 @@ export interface Collection<T extends StoreDocument> {
 /** A database owned by one service. */
 export interface Store {
   readonly kind: StoreKind;
+  /**
+   * True when an index on several fields serves reads: equality on its
+   * leading fields, then a range or a sort on the next (MongoDB, and the
+   * embedded sqlite engine). False on the embedded nedb engine, which uses an
+   * index only for equality on every one of its fields and never to sort:
+   * there a compound index only costs every write, and callers scan instead.
+   */
+  readonly compoundIndexes: boolean;
   /** The database name (a directory for the embedded adapter). */
   readonly database: string;
   /**

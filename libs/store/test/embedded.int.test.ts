@@ -41,9 +41,10 @@ describe('embedded store files', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('reports the embedded kind', async () => {
+  it('reports the embedded kind, whose nedb engine serves no compound index', async () => {
     store = await openStore({ dataDir, database: 'svc', engine: 'nedb' });
     expect(store.kind).toBe('embedded');
+    expect(store.compoundIndexes).toBe(false);
   });
 
   it('keeps one datafile per collection under <dataDir>/<database>/<collection>.db', async () => {

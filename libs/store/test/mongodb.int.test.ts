@@ -47,6 +47,7 @@ describe.runIf(mongoUrl)('mongodb adapter', () => {
     const store = await openStore({ mongoUrl: url, dataDir: '/nonexistent', database });
     try {
       expect(store.kind).toBe('mongodb');
+      expect(store.compoundIndexes).toBe(true);
       await store
         .collection<{ _id: string; name: string; v?: number }>('things')
         .updateOne({ name: 'n' }, { $set: { v: 1 } }, { upsert: true });

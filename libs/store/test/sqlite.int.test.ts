@@ -76,6 +76,7 @@ describe('embedded sqlite store files and processes', () => {
   it('keeps one SQLite database per store under <dataDir>/<database>/store.sqlite', async () => {
     const store = await open();
     expect(store.kind).toBe('embedded');
+    expect(store.compoundIndexes).toBe(true);
     await store.collection('tasks').insertOne({ _id: 't' });
     await store.collection('runs.archive').insertOne({ _id: 'r' });
     const files = await readdir(join(dataDir, 'svc'));

@@ -101,19 +101,19 @@ const COMPOUND_LIST_INDEXES: readonly IndexSpec[] = [
 ];
 
 /**
- * Brings the list indexes to what the store can use. MongoDB serves the
- * lists from the compound indexes. The embedded store (nedb) answers from an
- * index only on equality over every one of its fields and never sorts with
- * one, so there they would serve no read and cost every task write two
- * compound-key tree updates (a run writes its task about seven times); an
- * index on `session` alone would be worse, since nedb keeps one list per key
- * and scans the session's list on every write of its tasks. The embedded
- * store scans for lists instead, and drops the compound indexes an earlier
- * version made.
+ * Brings the list indexes to what the store can use. MongoDB and the sqlite
+ * engine serve the lists from the compound indexes (a page of a session's
+ * tasks reads only that page). The nedb engine answers from an index only
+ * on equality over every one of its fields and never sorts with one, so
+ * there they would serve no read and cost every task write two compound-key
+ * tree updates (a run writes its task about seven times); an index on
+ * `session` alone would be worse, since nedb keeps one list per key and
+ * scans the session's list on every write of its tasks. On nedb lists scan
+ * instead, and the compound indexes an earlier version made are dropped.
  */
 async function ensureListIndexes(store: Store, tasks: Collection<TaskRecord>): Promise<void> {
-  const mongodb = store.kind === 'mongodb';
-  await Promise.all(COMPOUND_LIST_INDEXES.map((keys) => (mongodb ? tasks.createIndex(keys) : tasks.dropIndex(keys))));
+  const served = store.compoundIndexes;
+  await Promise.all(COMPOUND_LIST_INDEXES.map((keys) => (served ? tasks.createIndex(keys) : tasks.dropIndex(keys))));
 }
 
 /** The store-backed {@link TaskRepository}; creates its indexes (idempotent). */

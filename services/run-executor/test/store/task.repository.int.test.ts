@@ -28,12 +28,26 @@ describe('task repository (embedded, on disk)', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('drops the compound list indexes an earlier version left in the datafile', async () => {
-    const earlier = await openStore({ dataDir, database: 'run-executor' });
+  it('keeps the compound list indexes on the sqlite engine, which lists from them', async () => {
+    const store = await openStore({ dataDir, database: 'run-executor', engine: 'sqlite' });
+    try {
+      const tasks = await createTaskRepository(store);
+      await Promise.all(['a', 'b', 'c'].map((id) => tasks.insertTask(record(id))));
+      const page = await tasks.listTasks({ tenant: 't', user: 'u', session: 's' }, { limit: 2 });
+      expect(page.items).toHaveLength(2);
+      expect(await store.collection('tasks').dropIndex({ tenant: 1, created_at: -1 })).toBe(true);
+      expect(await store.collection('tasks').dropIndex({ tenant: 1, user: 1, session: 1, created_at: -1 })).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('drops the compound list indexes an earlier version left in a nedb datafile', async () => {
+    const earlier = await openStore({ dataDir, database: 'run-executor', engine: 'nedb' });
     await earlier.collection('tasks').createIndex({ tenant: 1, user: 1, session: 1, created_at: -1 });
     await earlier.collection('tasks').createIndex({ tenant: 1, created_at: -1 });
     await earlier.close();
-    const store = await openStore({ dataDir, database: 'run-executor' });
+    const store = await openStore({ dataDir, database: 'run-executor', engine: 'nedb' });
     try {
       const tasks = await createTaskRepository(store);
       await tasks.insertTask(record('a'));

@@ -94,7 +94,8 @@ function ownedBy(triple: SessionTriple): Filter<OwnedDoc> {
 }
 
 /**
- * Secondary indexes for MongoDB. On the embedded store (nedb), whose
+ * Secondary indexes where compound indexes serve reads (MongoDB, the sqlite
+ * engine): a session's counts read only its rows. On the nedb engine, whose
  * indexes keep one list per key, a status-keyed index costs a scan of the
  * session's rows at every status change; reads go by `_id` ranges instead,
  * so it keeps none and drops those an earlier version made.
@@ -165,9 +166,9 @@ export function createProjectionRepository(store: Store): ProjectionRepository {
 
   return {
     async ensureIndexes() {
-      const mongodb = store.kind === 'mongodb';
-      for (const keys of TASK_INDEXES) await (mongodb ? tasks.createIndex(keys) : tasks.dropIndex(keys));
-      for (const keys of ARTIFACT_INDEXES) await (mongodb ? artifacts.createIndex(keys) : artifacts.dropIndex(keys));
+      const served = store.compoundIndexes;
+      for (const keys of TASK_INDEXES) await (served ? tasks.createIndex(keys) : tasks.dropIndex(keys));
+      for (const keys of ARTIFACT_INDEXES) await (served ? artifacts.createIndex(keys) : artifacts.dropIndex(keys));
     },
 
     applyTask,

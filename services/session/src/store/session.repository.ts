@@ -63,12 +63,13 @@ function tripleFilter(triple: SessionTriple): Filter<SessionDoc> {
 }
 
 /**
- * The catalog's secondary indexes, for MongoDB: the triple (also unique by
- * `_id`), the reaper's idle scan and the lists. nedb answers from an index
- * only on equality over all of its fields, so there they would serve no read
+ * The catalog's secondary indexes, where compound indexes serve reads
+ * (MongoDB, the sqlite engine): the triple (also unique by `_id`), the
+ * reaper's idle scan and the lists. nedb answers from an index only on
+ * equality over all of its fields, so there they would serve no read
  * (lookups go by `_id`; scans of the catalog are periodic or list reads) and
- * cost every touch (one per start) three compound-key tree updates: the
- * embedded store keeps none and drops those an earlier version made.
+ * cost every touch (one per start) three compound-key tree updates: the nedb
+ * engine keeps none and drops those an earlier version made.
  */
 const CATALOG_INDEXES: readonly { keys: IndexSpec; unique?: boolean }[] = [
   { keys: { tenant: 1, user: 1, session_id: 1 }, unique: true },
@@ -107,7 +108,7 @@ export function createSessionRepository(store: Store): SessionRepository {
   return {
     async ensureIndexes() {
       for (const { keys, unique } of CATALOG_INDEXES) {
-        if (store.kind === 'mongodb') await sessions.createIndex(keys, unique === true ? { unique } : {});
+        if (store.compoundIndexes) await sessions.createIndex(keys, unique === true ? { unique } : {});
         else await sessions.dropIndex(keys);
       }
     },

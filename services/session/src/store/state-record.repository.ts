@@ -41,11 +41,11 @@ export function createStateRecordRepository(store: Store): StateRecordRepository
   const records: Collection<StateRecordDoc> = store.collection<StateRecordDoc>(STATE_RECORDS_COLLECTION);
   return {
     async ensureIndexes() {
-      // For MongoDB's history pages. nedb could not use it (it answers from an
-      // index only on equality over all of its fields) and every insert would
-      // pay for it: the embedded store scans for history reads instead.
+      // For history pages (MongoDB, sqlite). nedb could not use it (it answers
+      // from an index only on equality over all of its fields) and every insert
+      // would pay for it: on nedb history reads scan instead.
       const keys = { tenant: 1, user: 1, session_id: 1, seq: 1 } as const;
-      if (store.kind === 'mongodb') await records.createIndex(keys);
+      if (store.compoundIndexes) await records.createIndex(keys);
       else await records.dropIndex(keys);
     },
 
