@@ -350,7 +350,10 @@ describe('events.subscribe: replay to live hand-over', () => {
     const reader = await live({ lastEventId: 0 });
     const later = h.log.append(started('after'));
     await reader.frameCount(11);
-    expect(reader.frames.map((block) => block.frame.sequence)).toEqual([...Array.from({ length: 10 }, (_, i) => i + 1), later]);
+    expect(reader.frames.map((block) => block.frame.sequence)).toEqual([
+      ...Array.from({ length: 10 }, (_, i) => i + 1),
+      later,
+    ]);
     expect(log.readsOpened).toBe(2);
   });
 

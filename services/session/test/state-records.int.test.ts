@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StateHistoryResponse } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
 import { outcomeOf } from '@ars/service-kit/testing';
+import { ACTIVITY_RESOLUTION_MS } from '../src/store/session.repository.ts';
 import type { Bed } from './support.ts';
 import {
   bodyIdentity,
@@ -230,15 +232,36 @@ describe('state records from task events', () => {
     expect(inspected.last_task_id).toBe(running);
   });
 
-  it('moves last_seen_at forward with task activity', async () => {
+  it('moves last_seen_at forward with task activity a second or more after the last', async () => {
     const id = freshIdentity();
     await bed.admit(id);
     const first = (await bed.call('sessions.inspect', { identity: {} }, id)) as { session: { last_seen_at: string } };
+    await sleep(ACTIVITY_RESOLUTION_MS + 50);
     await publishRun(bed, id, runId());
     await waitFor(async () => {
       const now = (await bed.call('sessions.inspect', { identity: {} }, id)) as { session: { last_seen_at: string } };
       return now.session.last_seen_at > first.session.last_seen_at;
     }, 'last_seen_at to move');
+  });
+
+  it('writes no last_seen_at for task activity within a second of the last, but still counts the task', async () => {
+    const id = freshIdentity();
+    await bed.admit(id);
+    type Inspected = { session: { last_seen_at: string; task_count: number } };
+    const first = (await bed.call('sessions.inspect', { identity: {} }, id)) as Inspected;
+    await publishRun(bed, id, runId());
+    // The consumer handles events in stream order: once a later session's
+    // spawn is counted, every event of the run above was handled.
+    const barrier = freshIdentity();
+    await bed.admit(barrier);
+    await publishTask(bed, barrier, 'task.spawned', runId());
+    await waitFor(async () => {
+      const now = (await bed.call('sessions.inspect', { identity: {} }, barrier)) as Inspected;
+      return now.session.task_count === 1;
+    }, 'the barrier spawn');
+    const after = (await bed.call('sessions.inspect', { identity: {} }, id)) as Inspected;
+    expect(after.session.task_count).toBe(1);
+    expect(after.session.last_seen_at).toBe(first.session.last_seen_at);
   });
 
   describe('automatic titles', () => {
