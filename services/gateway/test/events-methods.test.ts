@@ -4,6 +4,7 @@ import type { EventFrame } from '@ars/contracts';
 import { createHarness } from './support/harness.ts';
 import type { Harness } from './support/harness.ts';
 import type { AppendEvent } from './support/memory-event-log.ts';
+import { ShortReadLog } from './support/memory-event-log.ts';
 import { routeOf } from './support/bodies.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
@@ -91,6 +92,29 @@ describe('events.list: folding', () => {
 
   it('reads another tenant with admin', async () => {
     expect(sequences((await call('events.list', { filter: { tenant: 't2' } }, ['admin'])).body)).toEqual([4]);
+  });
+});
+
+describe('events.list: a read whose pending count falls short', () => {
+  async function harnessWith(stopAfter: number) {
+    await h.close();
+    h = await createHarness({ log: new ShortReadLog(stopAfter), events: { heartbeatMs: 60_000 } });
+    for (let i = 0; i < 5; i++) h.log.append(ev());
+  }
+
+  it('reads on after a read that ended early, so the page misses nothing', async () => {
+    await harnessWith(2);
+    const answer = await call('events.list', {});
+    expect(sequences(answer.body)).toEqual([1, 2, 3, 4, 5]);
+    expect(answer.body.next_cursor).toBeUndefined();
+  });
+
+  it('gives a next_cursor when a full page stops at a record counted as the last', async () => {
+    await harnessWith(2);
+    const first = await call('events.list', { limit: 2 });
+    expect(sequences(first.body)).toEqual([1, 2]);
+    const second = await call('events.list', { limit: 10, cursor: first.body.next_cursor });
+    expect(sequences(second.body)).toEqual([3, 4, 5]);
   });
 });
 

@@ -3,7 +3,7 @@ import { getEvent } from '@ars/contracts';
 import { createHarness, openEventStream } from './support/harness.ts';
 import type { Harness, StreamOptions } from './support/harness.ts';
 import type { AppendEvent } from './support/memory-event-log.ts';
-import { MemoryEventLog } from './support/memory-event-log.ts';
+import { MemoryEventLog, ShortReadLog } from './support/memory-event-log.ts';
 import { SseReader } from './support/sse-reader.ts';
 
 const OWN = { tenant: 't1', user: 'u1', session: 's1' } as const;
@@ -302,38 +302,6 @@ class BusyLog extends MemoryEventLog {
             // Let the hub's tail dispatch them while the replay is still running.
             await new Promise((resolve) => setImmediate(resolve));
           }
-        }
-      },
-    };
-  }
-}
-
-/**
- * A log whose first read ends after `stopAfter` records as though nothing
- * more matched: what a JetStream read does when a delivered message's pending
- * count falls short while other messages are being stored.
- */
-class ShortReadLog extends MemoryEventLog {
-  readonly stopAfter: number;
-  #reads = 0;
-
-  constructor(stopAfter: number) {
-    super();
-    this.stopAfter = stopAfter;
-  }
-
-  override async read(options: Parameters<MemoryEventLog['read']>[0]) {
-    const inner = await super.read(options);
-    if (++this.#reads > 1) return inner;
-    const stopAfter = this.stopAfter;
-    return {
-      pendingAtStart: inner.pendingAtStart,
-      close: () => inner.close(),
-      async *[Symbol.asyncIterator]() {
-        let yielded = 0;
-        for await (const record of inner) {
-          yield { ...record, pending: ++yielded === stopAfter ? 0 : record.pending };
-          if (yielded === stopAfter) return;
         }
       },
     };

@@ -23,6 +23,8 @@ export interface ScanOutcome {
   readonly count: number;
   /** The last record read (the one `visit` stopped at, for `stopped`). */
   readonly last: EventRecord | undefined;
+  /** For `stopped`: whether matching records follow the last one. */
+  readonly more: boolean;
 }
 
 /** Where a forward scan starts and what it reads. */
@@ -37,31 +39,51 @@ export interface ScanOptions {
 /**
  * Reads matching records oldest first, handing each to `visit` until it
  * returns false, the stream ends, or `budget` records were read.
+ *
+ * A read ends at the first record JetStream delivers with a pending count of
+ * 0, and that running count can fall short while the stream is appended to:
+ * the end is confirmed by a fresh read after the last record, whose count at
+ * creation comes from the stored messages, and the scan goes on when it
+ * finds more.
  */
 export async function scanForward(
   log: EventLog,
   options: ScanOptions,
   visit: (record: EventRecord) => boolean,
 ): Promise<ScanOutcome> {
-  const reader = await log.read({
-    filterSubject: options.filterSubject,
+  const batch = Math.max(1, Math.min(options.budget, 1024));
+  // A count of 0 is confirmed the same way as the end of a read.
+  const more = async (record: EventRecord): Promise<boolean> => {
+    if (record.pending > 0) return true;
+    const after = await log.read({ filterSubject: options.filterSubject, startSequence: record.seq + 1, batch: 1 });
+    await after.close();
+    return after.pendingAtStart > 0;
+  };
+  let position: { startSequence?: number; startTime?: Date } = {
     ...(options.startSequence === undefined ? {} : { startSequence: options.startSequence }),
     ...(options.startTime === undefined ? {} : { startTime: options.startTime }),
-    batch: Math.max(1, Math.min(options.budget, 1024)),
-  });
+  };
   let count = 0;
   let last: EventRecord | undefined;
-  try {
-    for await (const record of reader) {
-      count += 1;
-      last = record;
-      if (!visit(record)) return { end: 'stopped', count, last };
-      if (record.pending === 0) break;
-      if (count >= options.budget) return { end: 'budget', count, last };
+  for (;;) {
+    const reader = await log.read({ filterSubject: options.filterSubject, ...position, batch });
+    const before = count;
+    try {
+      for await (const record of reader) {
+        count += 1;
+        last = record;
+        if (!visit(record)) return { end: 'stopped', count, last, more: await more(record) };
+        if (count >= options.budget) {
+          const further = await more(record);
+          return { end: further ? 'budget' : 'end', count, last, more: further };
+        }
+        if (record.pending === 0) break;
+      }
+    } finally {
+      await reader.close();
     }
-    return { end: 'end', count, last };
-  } finally {
-    await reader.close();
+    if (count === before || last === undefined) return { end: 'end', count, last, more: false };
+    position = { startSequence: last.seq + 1 };
   }
 }
 

@@ -159,7 +159,7 @@ export function eventsListHandler(context: EventsContext): LocalHandler {
     const more =
       outcome.last !== undefined &&
       !past &&
-      (outcome.end === 'budget' || (outcome.end === 'stopped' && outcome.last.pending > 0));
+      (outcome.end === 'budget' || (outcome.end === 'stopped' && outcome.more));
     return {
       items,
       ...(more ? { next_cursor: encodeCursor(method, outcome.last!.seq) } : {}),

@@ -167,3 +167,35 @@ export class MemoryEventLog implements EventLog {
     };
   }
 }
+
+/**
+ * A log whose first read ends after `stopAfter` records as though nothing
+ * more matched: what a JetStream read does when a delivered message's pending
+ * count falls short while other messages are being stored.
+ */
+export class ShortReadLog extends MemoryEventLog {
+  readonly stopAfter: number;
+  #reads = 0;
+
+  constructor(stopAfter: number) {
+    super();
+    this.stopAfter = stopAfter;
+  }
+
+  override async read(options: Parameters<MemoryEventLog['read']>[0]) {
+    const inner = await super.read(options);
+    if (++this.#reads > 1) return inner;
+    const stopAfter = this.stopAfter;
+    return {
+      pendingAtStart: inner.pendingAtStart,
+      close: () => inner.close(),
+      async *[Symbol.asyncIterator]() {
+        let yielded = 0;
+        for await (const record of inner) {
+          yield { ...record, pending: ++yielded === stopAfter ? 0 : record.pending };
+          if (yielded === stopAfter) return;
+        }
+      },
+    };
+  }
+}
