@@ -104,18 +104,23 @@ export async function storedEvents(
   after = 0,
 ): Promise<EventFrame[]> {
   const { run, ...subjectFilter } = filter;
-  const reader = await readEvents(bus, {
-    filterSubject: eventFilterSubject(subjectFilter),
-    ...(after > 0 ? { startSequence: after + 1 } : {}),
-  });
-  try {
-    const frames: EventFrame[] = [];
-    for await (const record of reader) {
-      const frame = decodeEventMessage(record);
-      if (run === undefined || frame.run === run) frames.push(frame);
+  const filterSubject = eventFilterSubject(subjectFilter);
+  const frames: EventFrame[] = [];
+  // A read ends at the first message delivered with a pending count of 0,
+  // which can fall short while the stream is appended to: read again after
+  // the last one until a read starts with nothing pending.
+  for (let last = after; ; ) {
+    const reader = await readEvents(bus, { filterSubject, ...(last > 0 ? { startSequence: last + 1 } : {}) });
+    const before = last;
+    try {
+      for await (const record of reader) {
+        last = record.seq;
+        const frame = decodeEventMessage(record);
+        if (run === undefined || frame.run === run) frames.push(frame);
+      }
+    } finally {
+      await reader.close();
     }
-    return frames;
-  } finally {
-    await reader.close();
+    if (last === before) return frames;
   }
 }
