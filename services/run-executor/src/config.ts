@@ -9,8 +9,10 @@ export const RunExecutorConfig = BaseServiceConfig.extend({
     .int()
     .min(1)
     .max(1024)
-    .default(8)
-    .describe("Runs this replica executes at once (the RUNS pull consumer's max in flight). Default 8."),
+    .default(32)
+    .describe(
+      "Runs this replica executes at once (the RUNS pull consumer's max in flight). Default 32: a run mostly waits on its LLM and tools.",
+    ),
   DEFAULT_AGENT_ID: z
     .string()
     .min(1)

@@ -5,9 +5,9 @@ import { RunExecutorConfig } from '../src/config.ts';
 const NATS_URL = 'nats://127.0.0.1:4222';
 
 describe('RunExecutorConfig', () => {
-  it('runs 8 at once and binds agent "default" unless told', () => {
+  it('runs 32 at once and binds agent "default" unless told', () => {
     expect(loadConfig(RunExecutorConfig, { NATS_URL })).toMatchObject({
-      EXECUTOR_CONCURRENCY: 8,
+      EXECUTOR_CONCURRENCY: 32,
       DEFAULT_AGENT_ID: 'default',
     });
   });
