@@ -250,6 +250,8 @@ describe('state records from task events', () => {
     type Inspected = { session: { last_seen_at: string; task_count: number } };
     const first = (await bed.call('sessions.inspect', { identity: {} }, id)) as Inspected;
     await publishRun(bed, id, runId());
+    // Every event of the run was stamped before this instant.
+    const publishedWithin = Date.now() - Date.parse(first.session.last_seen_at);
     // The consumer handles events in stream order: once a later session's
     // spawn is counted, every event of the run above was handled.
     const barrier = freshIdentity();
@@ -261,7 +263,9 @@ describe('state records from task events', () => {
     }, 'the barrier spawn');
     const after = (await bed.call('sessions.inspect', { identity: {} }, id)) as Inspected;
     expect(after.session.task_count).toBe(1);
-    expect(after.session.last_seen_at).toBe(first.session.last_seen_at);
+    // A machine stalled for a second between the admission and the events sees them move it, as it should.
+    if (publishedWithin < ACTIVITY_RESOLUTION_MS) expect(after.session.last_seen_at).toBe(first.session.last_seen_at);
+    else expect(after.session.last_seen_at > first.session.last_seen_at).toBe(true);
   });
 
   describe('automatic titles', () => {
