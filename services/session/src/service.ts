@@ -61,6 +61,8 @@ async function build(context: ServiceContext<SessionConfig>): Promise<ServiceImp
       durable: STATE_RECORDS_CONSUMER,
       filterSubject: TASK_EVENTS_FILTER,
       handle: createTaskEventHandler({ catalog, sessions, records, projections, events, rpc, logger, turns }),
+      // A session's records follow its events in order; sessions do not wait for each other.
+      orderingKey: (frame) => JSON.stringify([frame.tenant, frame.user, frame.session]),
     }),
     await startDurableConsumer({
       bus,

@@ -2,9 +2,20 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AckPolicy, DeliverPolicy, EVENTS_STREAM, connectBus, ensureInfrastructure, startNatsServer } from '@ars/bus';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  EVENTS_STREAM,
+  connectBus,
+  encodeStoredEvent,
+  ensureInfrastructure,
+  eventFilterSubject,
+  eventSubject,
+  startNatsServer,
+} from '@ars/bus';
 import type { Bus, NatsServerHandle } from '@ars/bus';
-import { ensureConsumer } from '../src/consumers/durable-consumer.ts';
+import type { EventFrame } from '@ars/contracts';
+import { MAX_IN_FLIGHT, ensureConsumer, startDurableConsumer } from '../src/consumers/durable-consumer.ts';
 import { TASK_EVENTS_FILTER } from '../src/domain/state-records.ts';
 import { silent } from './support.ts';
 
@@ -74,4 +85,83 @@ describe('durable consumer set-up', () => {
     expect(info.config.deliver_policy).toBe(DeliverPolicy.StartSequence);
     expect(info.config.opt_start_seq).toBe(floor + 1);
   });
+
+  describe('with an ordering key', () => {
+    const publishTaskEvent = (session: string, run: string, type: string) =>
+      bus.js.publish(
+        eventSubject({ tenant: 'acme', user: 'ann', session, type }),
+        encodeStoredEvent({
+          id: `${session}-${run}-${type}`,
+          type,
+          occurred_at: new Date().toISOString(),
+          tenant: 'acme',
+          user: 'ann',
+          session,
+          run,
+          payload: {},
+        }),
+      );
+    const bySession = (frame: EventFrame) => frame.session;
+
+    it("handles another session's events while one session's event is in hand, each session's in stream order", async () => {
+      let releaseFirst!: () => void;
+      const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
+      const handled: string[] = [];
+      const consumer = await startDurableConsumer({
+        ...options('keyed'),
+        filterSubject: eventFilterFor('keyed-test'),
+        orderingKey: bySession,
+        handle: async (frame) => {
+          if (frame.session === 'slow' && frame.run === 'r1') await firstHeld;
+          handled.push(`${frame.session}/${frame.run}`);
+        },
+      });
+      try {
+        for (let i = 1; i <= 3; i++) await publishTaskEvent('slow', `r${i}`, 'keyed-test.step');
+        for (let i = 1; i <= 3; i++) await publishTaskEvent('fast', `r${i}`, 'keyed-test.step');
+        await expect.poll(() => handled, { timeout: 10_000 }).toEqual(['fast/r1', 'fast/r2', 'fast/r3']);
+        releaseFirst();
+        await expect
+          .poll(() => handled, { timeout: 10_000 })
+          .toEqual(['fast/r1', 'fast/r2', 'fast/r3', 'slow/r1', 'slow/r2', 'slow/r3']);
+      } finally {
+        releaseFirst();
+        await consumer.stop();
+      }
+      const info = await bus.jsm.consumers.info(EVENTS_STREAM, 'keyed');
+      expect(info.num_ack_pending).toBe(0);
+      expect(info.ack_floor.stream_seq).toBe(info.delivered.stream_seq);
+    });
+
+    it(`holds at most ${MAX_IN_FLIGHT} events at once`, async () => {
+      let inHand = 0;
+      let most = 0;
+      const handled = new Set<string>();
+      const consumer = await startDurableConsumer({
+        ...options('bounded'),
+        filterSubject: eventFilterFor('bounded-test'),
+        orderingKey: bySession,
+        handle: async (frame) => {
+          inHand += 1;
+          most = Math.max(most, inHand);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          inHand -= 1;
+          handled.add(frame.session);
+        },
+      });
+      try {
+        const sessions = Array.from({ length: MAX_IN_FLIGHT * 3 }, (_, i) => `s${i}`);
+        await Promise.all(sessions.map((session) => publishTaskEvent(session, 'r1', 'bounded-test.step')));
+        await expect.poll(() => handled.size, { timeout: 10_000 }).toBe(sessions.length);
+      } finally {
+        await consumer.stop();
+      }
+      expect(most).toBe(MAX_IN_FLIGHT);
+    });
+  });
 });
+
+/** The subject filter of every event of `type`'s family (`<type>.>`). */
+function eventFilterFor(type: string): string {
+  return eventFilterSubject({ type: `${type}.>` });
+}
