@@ -265,6 +265,8 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
       const existing = this.#indexes.find((index) => index.name === identity);
       if (existing !== undefined && existing.unique === unique && existing.sparse === sparse) return null;
       if (existing !== undefined) this.#tables.forgetIndex(existing.ix);
+      // The writes after this one in the same transaction must see the index list it leaves.
+      this.#generation = -1;
       const ix = this.#tables.declareIndex(identity, fields, unique, sparse);
       try {
         this.#entries.build({ ix, name: identity, fields, unique, sparse, unordered: false });
@@ -289,6 +291,7 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
       const existing = this.#indexes.find((index) => index.name === indexIdentity(fields));
       if (existing === undefined) return false;
       this.#tables.forgetIndex(existing.ix);
+      this.#generation = -1;
       return true;
     });
     this.#generation = -1;

@@ -221,6 +221,38 @@ describe('embedded sqlite store files and processes', () => {
     expect(await tasks.countDocuments({ n: 2 })).toBe(0);
   });
 
+  it('keeps a unique index for the writes issued in the same turn as its creation', async () => {
+    const store = await open();
+    const tasks = store.collection<{ _id: string; n: number }>('tasks');
+    await tasks.insertOne({ _id: 'seed', n: 0 });
+    const outcomes = await Promise.allSettled([
+      tasks.createIndex({ n: 1 }, { unique: true }),
+      tasks.insertOne({ _id: 'a', n: 1 }),
+      tasks.insertOne({ _id: 'b', n: 1 }),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+    expect(isDuplicateKeyError((outcomes[2] as PromiseRejectedResult).reason)).toBe(true);
+    expect(await tasks.find({ n: 1 })).toEqual([{ _id: 'a', n: 1 }]);
+  });
+
+  it('commits the writes of one turn together, each visible to another process once it resolved', async () => {
+    const store = await open();
+    const tasks = store.collection<{ _id: string; n: number }>('tasks');
+    await tasks.insertOne({ _id: 'seed', n: 0 });
+    const reader = new DatabaseSync(join(dataDir, 'svc', 'store.sqlite'));
+    const count = () => (reader.prepare('SELECT count(*) AS n FROM "c:tasks"').get() as { n: number }).n;
+    try {
+      const writes = Array.from({ length: 20 }, (_, i) => tasks.insertOne({ _id: `t${i}`, n: i + 1 }));
+      // Begun in this turn, committed at its end: another connection sees none of them yet.
+      expect(count()).toBe(1);
+      await writes[0];
+      expect(count()).toBe(21);
+      await Promise.all(writes);
+    } finally {
+      reader.close();
+    }
+  });
+
   it('keeps every write that resolved when the process is killed right after', async () => {
     const script = `
       import { openStore } from ${JSON.stringify(STORE_ENTRY)};
