@@ -5,7 +5,7 @@ import type { Logger } from '@ars/telemetry';
 import type { Catalog } from '../catalog/admission.ts';
 import type { TurnQueries } from '../catalog/turn-queries.ts';
 import { isTombstone, toIsoUtc } from '../domain/session.ts';
-import type { SessionTriple } from '../domain/session.ts';
+import type { SessionDoc, SessionTriple } from '../domain/session.ts';
 import { taskStateRecord, transitionOf, turnRecord } from '../domain/state-records.ts';
 import type { StateRecordDoc, StateRecordInput } from '../domain/state-records.ts';
 import { deriveTitle } from '../domain/title.ts';
@@ -75,7 +75,9 @@ export function createTaskEventHandler(deps: TaskEventDeps): EventHandler {
     }
   }
 
-  async function nameSession(triple: SessionTriple, outcome: QueryOutcome): Promise<void> {
+  async function nameSession(triple: SessionTriple, outcome: QueryOutcome, seen: SessionDoc): Promise<void> {
+    // Named, or its one attempt taken, when the entry was read: the claim would match nothing.
+    if (seen.title !== undefined || seen.naming !== undefined) return;
     if (!(await deps.sessions.claimNaming(triple))) return;
     const title = 'query' in outcome ? deriveTitle(outcome.query) : undefined;
     const named = await deps.sessions.finishNaming(triple, title);
@@ -122,8 +124,8 @@ export function createTaskEventHandler(deps: TaskEventDeps): EventHandler {
 
     const spawned = frame.type === 'task.spawned';
     const task = spawned ? { id: transition.taskId, total: await deps.projections.taskTotal(triple) } : undefined;
-    await deps.sessions.noteActivity(triple, input.occurredAt, task);
-    if (query !== undefined) await nameSession(triple, query);
+    await deps.sessions.noteActivity(triple, input.occurredAt, task, session);
+    if (query !== undefined) await nameSession(triple, query, session);
     await dropIfErased(triple, written);
     deps.logger.debug({ sequence: frame.sequence, eventType: frame.type }, 'state records written');
   };

@@ -31,9 +31,16 @@ export interface SessionRepository {
   /**
    * Activity seen on the event stream: `last_seen_at` moves forward only, and
    * only when `at` is {@link ACTIVITY_RESOLUTION_MS} or more past it; the task
-   * count is set from the projection.
+   * count is set from the projection. `seen` is the entry as read earlier
+   * (`last_seen_at` never moves back): when it is recent enough already,
+   * nothing is written for the activity.
    */
-  noteActivity(triple: SessionTriple, at: string, task?: { id: string; total: number }): Promise<void>;
+  noteActivity(
+    triple: SessionTriple,
+    at: string,
+    task?: { id: string; total: number },
+    seen?: Pick<SessionDoc, 'last_seen_at'>,
+  ): Promise<void>;
   /** Open sessions not seen since `cutoff`, oldest first. */
   findIdle(cutoff: string, limit: number): Promise<SessionDoc[]>;
   /** Closes an open session still idle since `cutoff`; false when it moved meanwhile. */
@@ -145,15 +152,17 @@ export function createSessionRepository(store: Store): SessionRepository {
         { returnDocument: 'before' },
       ),
 
-    async noteActivity(triple, at, task) {
+    async noteActivity(triple, at, task, seen) {
       const base = tripleFilter(triple);
       // Every task event of a run lands here within milliseconds of the
       // admission's touch: only a move of a second or more is written.
       const stale = new Date(Date.parse(at) - ACTIVITY_RESOLUTION_MS).toISOString();
-      await sessions.updateOne(
-        { ...base, status: visible, last_seen_at: { $lt: stale } },
-        { $set: { last_seen_at: at } },
-      );
+      if (seen === undefined || seen.last_seen_at < stale) {
+        await sessions.updateOne(
+          { ...base, status: visible, last_seen_at: { $lt: stale } },
+          { $set: { last_seen_at: at } },
+        );
+      }
       if (task === undefined) return;
       await sessions.updateOne(
         { ...base, status: visible },
