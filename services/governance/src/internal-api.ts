@@ -31,48 +31,6 @@ const Tier = z
   .describe("governance tier; absent or unknown: the posture's default");
 
 /**
- * `_governance.admit_llm_call`: asked by the run engine before every LLM call.
- *
- * Checks, in order, against the call's tier (`tier`, else the default tier):
- * 1. `model` must be in the tier's `models` (when listed), else refused `model_not_allowed`.
- * 2. the tier's budget: once the tenant's spend in the current period
- *    (day/month/total, UTC) has reached the ceiling, refused `budget_exceeded`
- *    and `governance.budget_exceeded` is published.
- * 3. the max-tokens cap: `requested_max_tokens` above it publishes
- *    `governance.maxtokens_exceeded` and is clipped to the cap (policy
- *    `clip`, the default) or refused `max_tokens_exceeded` (policy `refuse`).
- * 4. the token bucket of (tenant, tier, model): a call draws 1 token (unit
- *    `calls`) or its admitted max tokens (unit `tokens`). Short of tokens,
- *    `governance.rate_limited` is published and the call either waits
- *    (policy `wait`: the tokens are reserved and `wait_ms` says how long to
- *    sleep before calling) or is refused `rate_limited` (policy `fail`, a
- *    wait above `max_wait_ms`, or a draw above the capacity).
- *
- * A refusal is thrown as ServiceError with code `rate_limited`
- * (budget_exceeded, rate_limited) or `invalid_request` (max_tokens_exceeded,
- * model_not_allowed) and a message `<reason>: <detail>`; `<reason>` is the
- * ErrorCode the run fails with (`task.failed`).
- */
-export const AdmitLlmCallRequest = z.strictObject({
-  identity: RunIdentity.describe('the run: tenant, user, session, run (task id)'),
-  model: Name.describe('the model the call will use (after overrides)'),
-  tier: Tier,
-  requested_max_tokens: z.int().positive().describe('max tokens the call would ask the provider for'),
-});
-export type AdmitLlmCallRequest = z.infer<typeof AdmitLlmCallRequest>;
-
-/** The answer of an admitted call. */
-export const AdmitLlmCallResponse = z.object({
-  allowed: z.literal(true),
-  tier: z.string().describe('the tier applied'),
-  model: z.string(),
-  max_tokens: z.int().positive().describe('max tokens to ask for: the request, clipped to the cap'),
-  clipped: z.boolean(),
-  wait_ms: z.int().nonnegative().describe('sleep this long before calling (0: call now)'),
-});
-export type AdmitLlmCallResponse = z.infer<typeof AdmitLlmCallResponse>;
-
-/**
  * `_governance.record_cost`: asked by the run engine after every LLM call
  * (also a failed one that cost something). Adds the cost to the tenant's
  * spend in the tier, in the current day, month and total windows. With a
@@ -118,6 +76,57 @@ export const RecordCostResponse = z.object({
     .optional(),
 });
 export type RecordCostResponse = z.infer<typeof RecordCostResponse>;
+
+/**
+ * `_governance.admit_llm_call`: asked by the run engine before every LLM call.
+ *
+ * Checks, in order, against the call's tier (`tier`, else the default tier):
+ * 1. `model` must be in the tier's `models` (when listed), else refused `model_not_allowed`.
+ * 2. the tier's budget: once the tenant's spend in the current period
+ *    (day/month/total, UTC) has reached the ceiling, refused `budget_exceeded`
+ *    and `governance.budget_exceeded` is published.
+ * 3. the max-tokens cap: `requested_max_tokens` above it publishes
+ *    `governance.maxtokens_exceeded` and is clipped to the cap (policy
+ *    `clip`, the default) or refused `max_tokens_exceeded` (policy `refuse`).
+ * 4. the token bucket of (tenant, tier, model): a call draws 1 token (unit
+ *    `calls`) or its admitted max tokens (unit `tokens`). Short of tokens,
+ *    `governance.rate_limited` is published and the call either waits
+ *    (policy `wait`: the tokens are reserved and `wait_ms` says how long to
+ *    sleep before calling) or is refused `rate_limited` (policy `fail`, a
+ *    wait above `max_wait_ms`, or a draw above the capacity).
+ *
+ * With `record_cost` (the run's previous call), that cost is recorded first,
+ * exactly as `_governance.record_cost` would (and kept whatever the
+ * admission decides), so a budget that call crossed refuses this one; the
+ * engine saves one request per call this way.
+ *
+ * A refusal is thrown as ServiceError with code `rate_limited`
+ * (budget_exceeded, rate_limited) or `invalid_request` (max_tokens_exceeded,
+ * model_not_allowed) and a message `<reason>: <detail>`; `<reason>` is the
+ * ErrorCode the run fails with (`task.failed`).
+ */
+export const AdmitLlmCallRequest = z.strictObject({
+  identity: RunIdentity.describe('the run: tenant, user, session, run (task id)'),
+  model: Name.describe('the model the call will use (after overrides)'),
+  tier: Tier,
+  requested_max_tokens: z.int().positive().describe('max tokens the call would ask the provider for'),
+  record_cost: RecordCostRequest.omit({ identity: true })
+    .optional()
+    .describe("the run's previous call, recorded before this one is admitted"),
+});
+export type AdmitLlmCallRequest = z.infer<typeof AdmitLlmCallRequest>;
+
+/** The answer of an admitted call. */
+export const AdmitLlmCallResponse = z.object({
+  allowed: z.literal(true),
+  tier: z.string().describe('the tier applied'),
+  model: z.string(),
+  max_tokens: z.int().positive().describe('max tokens to ask for: the request, clipped to the cap'),
+  clipped: z.boolean(),
+  wait_ms: z.int().nonnegative().describe('sleep this long before calling (0: call now)'),
+  recorded: RecordCostResponse.optional().describe('what recording `record_cost` did, when the request had one'),
+});
+export type AdmitLlmCallResponse = z.infer<typeof AdmitLlmCallResponse>;
 
 /**
  * `_governance.failover`: asked by the run engine when a provider call failed

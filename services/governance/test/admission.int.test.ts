@@ -90,6 +90,35 @@ describe('LLM call admission, cost and failover', () => {
     expect(await admit({})).toMatchObject({ ok: true });
   });
 
+  it("records the previous call's cost given with an admission first: a budget it crosses refuses that admission", async () => {
+    await given([{ name: 'b', budget: { ceiling: 1, currency: 'USD', period: 'month' } }]);
+    const previous = (cost_usd: number, call_id: string) => ({
+      record_cost: { model: 'm-1', cost_usd, tokens_in: 5, tokens_out: 7, call_id },
+    });
+    expect(await admit(previous(0.6, 'c1'))).toMatchObject({
+      ok: true,
+      result: { allowed: true, recorded: { tier: 'b', duplicate: false, budget: { spent: 0.6, exceeded: false } } },
+    });
+    // The same call again (a retried admission) adds nothing.
+    expect(await admit(previous(0.6, 'c1'))).toMatchObject({ ok: true, result: { recorded: { duplicate: true } } });
+    const refused = await admit(previous(0.5, 'c2'));
+    expect(refused).toMatchObject({ ok: false, code: 'rate_limited' });
+    expect(refused.ok ? '' : refused.message).toMatch(/^budget_exceeded: /);
+    // Refused, yet the cost it carried stays recorded.
+    expect(await record(0, { call_id: 'c2' })).toMatchObject({
+      duplicate: true,
+      budget: { spent: 1.1, exceeded: true },
+    });
+  });
+
+  it('refuses a malformed record_cost before recording or admitting anything', async () => {
+    await given([{ name: 'b', budget: { ceiling: 1, currency: 'USD', period: 'month' } }]);
+    for (const record_cost of [{ model: 'm-1', cost_usd: -1, tokens_in: 0, tokens_out: 0 }, { cost_usd: 1 }, 'x']) {
+      expect(await admit({ record_cost })).toMatchObject({ ok: false, code: 'invalid_request' });
+    }
+    expect(await record(0)).toMatchObject({ budget: { spent: 0 } });
+  });
+
   it('records a call once per call_id', async () => {
     await given([{ name: 'idem' }]);
     expect(await record(1, { call_id: 'run:1:0' })).toMatchObject({ duplicate: false });

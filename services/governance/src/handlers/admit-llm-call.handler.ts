@@ -12,6 +12,7 @@ import type { BucketKey } from '../store/bucket.repository.ts';
 import { requireCallerTenant } from './access.ts';
 import type { GovernanceContext } from './context.ts';
 import { publishEvents } from './events.ts';
+import { recordCallCost } from './record-cost.handler.ts';
 import { parseInternalBody } from './internal-body.ts';
 import { createKeyedLock } from './keyed-lock.ts';
 
@@ -59,6 +60,11 @@ export function admitLlmCallHandler(ctx: GovernanceContext): RpcHandler {
     const request = parseInternalBody(AdmitLlmCallRequest, ENDPOINT, body);
     requireCallerTenant(identity, request.identity.tenant, ENDPOINT);
     const posture = await ctx.repos.posture.get();
+    // The previous call's cost first: a budget it crossed refuses this call.
+    const recorded =
+      request.record_cost === undefined
+        ? undefined
+        : await recordCallCost(ctx, posture, { ...request.record_cost, identity: request.identity });
     const { tier, fellBack } = resolveTier(posture, request.tier);
     if (fellBack) ctx.logger.warn({ tier: request.tier, applied: tier.name }, 'unknown tier; the default tier applies');
     const nowMs = ctx.now();
@@ -106,6 +112,7 @@ export function admitLlmCallHandler(ctx: GovernanceContext): RpcHandler {
       max_tokens: capped.maxTokens,
       clipped: capped.clipped,
       wait_ms: waitMs,
+      ...(recorded === undefined ? {} : { recorded }),
     };
   };
 }

@@ -5,7 +5,8 @@ import type { Logger } from '@ars/telemetry';
 
 /**
  * The engine's side of governance: `_governance.admit_llm_call` before every
- * LLM call, `_governance.record_cost` after it, `_governance.failover` on a
+ * LLM call, its cost recorded after it (with the next call's admission, or
+ * by `_governance.record_cost`), `_governance.failover` on a
  * provider error and `_governance.provider_key` for a provider's key.
  *
  * Governance not running (no responders) or not offering the endpoint
@@ -56,6 +57,17 @@ export interface Admission {
   readonly waitMs: number;
 }
 
+/** One finished LLM call's cost, as recorded with governance. */
+export interface CostRecord {
+  readonly model: string;
+  readonly tier?: string | undefined;
+  readonly costUsd: number;
+  readonly tokensIn: number;
+  readonly tokensOut: number;
+  /** Idempotency key: `<run>:<step>:<attempt>`. */
+  readonly callId: string;
+}
+
 /** One provider of the tier's failover chain. */
 export interface FailoverTarget {
   readonly name: string;
@@ -65,21 +77,15 @@ export interface FailoverTarget {
 }
 
 export interface Governance {
+  /**
+   * Admits a call; with `recordFirst` (the run's previous call, not yet
+   * recorded) governance records that cost first, in the same request.
+   */
   admit(
     run: RunQuad,
-    call: { model: string; requestedMaxTokens: number; tier?: string | undefined },
+    call: { model: string; requestedMaxTokens: number; tier?: string | undefined; recordFirst?: CostRecord },
   ): Promise<Admission>;
-  recordCost(
-    run: RunQuad,
-    call: {
-      model: string;
-      tier?: string | undefined;
-      costUsd: number;
-      tokensIn: number;
-      tokensOut: number;
-      callId: string;
-    },
-  ): Promise<void>;
+  recordCost(run: RunQuad, call: CostRecord): Promise<void>;
   /** The next provider after `fromProvider`, or null (none left, or governance not running). */
   failover(
     run: RunQuad,
@@ -134,6 +140,18 @@ export function createGovernance(options: GovernanceOptions): Governance {
     }
   }
 
+  /** The body members of `_governance.record_cost` (also `record_cost` of an admission) but the identity. */
+  function costBody(call: CostRecord): Record<string, unknown> {
+    return {
+      model: call.model,
+      ...(call.tier === undefined ? {} : { tier: call.tier }),
+      cost_usd: call.costUsd,
+      tokens_in: call.tokensIn,
+      tokens_out: call.tokensOut,
+      call_id: call.callId,
+    };
+  }
+
   return {
     async admit(run, call) {
       const answer = (await ask(run, '_governance.admit_llm_call', {
@@ -141,6 +159,7 @@ export function createGovernance(options: GovernanceOptions): Governance {
         model: call.model,
         ...(call.tier === undefined ? {} : { tier: call.tier }),
         requested_max_tokens: call.requestedMaxTokens,
+        ...(call.recordFirst === undefined ? {} : { record_cost: costBody(call.recordFirst) }),
       })) as { tier: string; max_tokens: number; clipped: boolean; wait_ms: number } | undefined;
       if (answer === undefined)
         return { governed: false, maxTokens: call.requestedMaxTokens, clipped: false, waitMs: 0 };
@@ -154,15 +173,7 @@ export function createGovernance(options: GovernanceOptions): Governance {
     },
 
     async recordCost(run, call) {
-      await ask(run, '_governance.record_cost', {
-        identity: run,
-        model: call.model,
-        ...(call.tier === undefined ? {} : { tier: call.tier }),
-        cost_usd: call.costUsd,
-        tokens_in: call.tokensIn,
-        tokens_out: call.tokensOut,
-        call_id: call.callId,
-      });
+      await ask(run, '_governance.record_cost', { identity: run, ...costBody(call) });
     },
 
     async failover(run, call) {

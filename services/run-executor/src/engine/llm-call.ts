@@ -7,13 +7,15 @@ import type {
 } from '../providers/provider.ts';
 import { modelOf, providerFor, providerName } from '../providers/select.ts';
 import type { EngineSettings } from './engine-config.ts';
-import type { FailoverTarget, Governance, RunQuad } from './governance.ts';
+import { LlmCallRefused } from './governance.ts';
+import type { Admission, CostRecord, FailoverTarget, Governance, RunQuad } from './governance.ts';
 
 /**
  * One governed LLM call of a planner step:
  *
- * 1. the previous step's cost is recorded first (so a budget crossed by it
- *    refuses this call);
+ * 1. the previous call's cost is recorded first (so a budget crossed by it
+ *    refuses this call): a record still held goes with the admission
+ *    (`record_cost`), and one already sent is awaited;
  * 2. `_governance.admit_llm_call` with the model and the requested max
  *    tokens (`llm_params.max_tokens`, else `LLM_DEFAULT_MAX_TOKENS`); a
  *    refusal throws `LlmCallRefused`; the admitted (maybe clipped) max tokens
@@ -23,8 +25,12 @@ import type { FailoverTarget, Governance, RunQuad } from './governance.ts';
  *    next provider of the tier's chain (its key from
  *    `_governance.provider_key`), admits again and retries there; the run
  *    keeps the provider it failed over to for its later steps;
- * 4. `_governance.record_cost` with `call_id = <run>:<step>:<attempt>`,
- *    started here and awaited before the next call (or the run's end).
+ * 4. the cost, with `call_id = <run>:<step>:<attempt>`, is held by the run
+ *    (`holdCost`) for the next call's admission to carry; the run sends it
+ *    by `_governance.record_cost` itself when no admission takes it soon,
+ *    and before the run ends. An admission that fails other than by a
+ *    refusal may not have recorded it: it is sent again on its own (the
+ *    call id keeps it recorded once).
  */
 
 /** The provider a run calls now, and with which parameters (replaced by a failover). */
@@ -55,10 +61,14 @@ export interface GovernedCallContext {
   interrupted(): boolean;
   /** Sleeps unless the run is cancelled or drained first; false when interrupted. */
   pauseStep(ms: number): Promise<boolean>;
-  /** Waits for the previous call's cost record. */
+  /** Waits for the cost records already sent. */
   settleCost(): Promise<void>;
-  /** Keeps this call's cost record to be awaited later. */
+  /** Keeps a cost record under way, to be awaited later. */
   deferCost(record: Promise<void>): void;
+  /** Holds this call's cost for the next admission to carry. */
+  holdCost(record: CostRecord): void;
+  /** The cost held, taken for an admission to carry (undefined when none is held). */
+  takeHeldCost(): CostRecord | undefined;
 }
 
 /** Failovers one call may take, whatever the chain says. */
@@ -106,14 +116,14 @@ export async function governedCompletion(
   stepNo: number,
 ): Promise<CompletionResult | undefined> {
   await ctx.settleCost();
+  let held = ctx.takeHeldCost();
   let llm = ctx.llm;
   let hop = 0;
   for (let attempt = 1; ; attempt++) {
     const model = modelOf(llm.settings, llm.params);
-    const admission = await ctx.governance.admit(ctx.quad, {
-      model,
-      requestedMaxTokens: llm.params.max_tokens ?? ctx.settings.defaultMaxTokens,
-    });
+    const requestedMaxTokens = llm.params.max_tokens ?? ctx.settings.defaultMaxTokens;
+    const admission = await admitCarrying(ctx, { model, requestedMaxTokens }, held);
+    held = undefined;
     if (admission.waitMs > 0 && !(await ctx.pauseStep(admission.waitMs))) return undefined;
     if (ctx.interrupted()) return undefined;
     let result: CompletionResult;
@@ -133,17 +143,35 @@ export async function governedCompletion(
       continue;
     }
     const costUsd = costOf(result, ctx.settings.llmPrices);
-    ctx.deferCost(
-      ctx.governance.recordCost(ctx.quad, {
-        model: result.model,
-        tier: admission.tier,
-        costUsd,
-        tokensIn: result.usage.input_tokens,
-        tokensOut: result.usage.output_tokens,
-        callId: `${ctx.taskId}:${stepNo}:${attempt}`,
-      }),
-    );
+    ctx.holdCost({
+      model: result.model,
+      tier: admission.tier,
+      costUsd,
+      tokensIn: result.usage.input_tokens,
+      tokensOut: result.usage.output_tokens,
+      callId: `${ctx.taskId}:${stepNo}:${attempt}`,
+    });
     return { ...result, costUsd };
+  }
+}
+
+/**
+ * The admission, carrying `held` (the previous call's cost) when there is
+ * one. A refusal recorded it first; any other failure may not have, so it
+ * is sent on its own before the failure goes on.
+ */
+async function admitCarrying(
+  ctx: GovernedCallContext,
+  call: { model: string; requestedMaxTokens: number },
+  held: CostRecord | undefined,
+): Promise<Admission> {
+  try {
+    return await ctx.governance.admit(ctx.quad, held === undefined ? call : { ...call, recordFirst: held });
+  } catch (error) {
+    if (held !== undefined && !(error instanceof LlmCallRefused)) {
+      ctx.deferCost(ctx.governance.recordCost(ctx.quad, held));
+    }
+    throw error;
   }
 }
 

@@ -146,6 +146,8 @@ export function ownerIdentity(task: TaskRecord): VerifiedIdentity {
 export async function finishRun(run: RunLoop, outcome: TerminalOutcome, answer?: string): Promise<void> {
   if (run.terminated) return;
   run.terminated = true;
+  // Its last call's cost goes out now, before the end can be seen (a completion also waits for it: run-step).
+  run.sendHeldCost();
   run.events.seal();
   run.closeInbox();
   clearTimeout(run.approvalTimer);

@@ -123,5 +123,7 @@ function callContext(run: RunLoop): GovernedCallContext {
     pauseStep: (ms) => run.pauseStep(ms),
     settleCost: () => run.pendingCost,
     deferCost: (record) => run.deferCost(record),
+    holdCost: (record) => run.holdCost(record),
+    takeHeldCost: () => run.takeHeldCost(),
   };
 }

@@ -41,6 +41,8 @@ export async function runStep(run: RunLoop): Promise<void> {
   const result = await complete(run, stepNo);
   if (result === undefined) return;
   const { decision } = result;
+  // No later call will carry the cost of the last one: it goes out alongside the step's recording.
+  if (decision.kind === 'finish') run.sendHeldCost();
   await run.deps.tasks.recordStep(run.taskId, {
     index: stepNo,
     cost_usd: result.costUsd,
@@ -55,7 +57,7 @@ export async function runStep(run: RunLoop): Promise<void> {
     run.state.messages.push({ role: 'assistant', content: decision.answer });
     run.state.step = stepNo;
     // The cost is with governance before anyone can see the run end and start the next one.
-    await run.pendingCost;
+    await run.flushCost();
     await run.terminate({ status: 'complete', notify_on_complete: false }, decision.answer);
     return;
   }

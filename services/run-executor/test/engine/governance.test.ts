@@ -92,6 +92,8 @@ describe('governance client', () => {
       callId: 'r:2:1',
     });
     await expect(governance.providerKey(run, 'p')).resolves.toBe('sk-1');
+    const previous = { model: 'm', costUsd: 0.25, tokensIn: 1, tokensOut: 2, callId: 'r:1:1' };
+    await governance.admit(run, { model: 'm', requestedMaxTokens: 99, tier: 'gold', recordFirst: previous });
     expect(rpc.calls).toEqual([
       ['_governance.admit_llm_call', { identity: run, model: 'm', requested_max_tokens: 99 }],
       [
@@ -99,6 +101,16 @@ describe('governance client', () => {
         { identity: run, model: 'm', tier: 'standard', cost_usd: 0.5, tokens_in: 3, tokens_out: 4, call_id: 'r:2:1' },
       ],
       ['_governance.provider_key', { tenant: 't', provider: 'p' }],
+      [
+        '_governance.admit_llm_call',
+        {
+          identity: run,
+          model: 'm',
+          tier: 'gold',
+          requested_max_tokens: 99,
+          record_cost: { model: 'm', cost_usd: 0.25, tokens_in: 1, tokens_out: 2, call_id: 'r:1:1' },
+        },
+      ],
     ]);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Admission, FailoverTarget, Governance } from '../../src/engine/governance.ts';
+import type { Admission, CostRecord, FailoverTarget, Governance } from '../../src/engine/governance.ts';
 import { LlmCallRefused } from '../../src/engine/governance.ts';
 import { costOf, governedCompletion, ProviderFailure } from '../../src/engine/llm-call.ts';
 import type { GovernedCallContext, RunLlm } from '../../src/engine/llm-call.ts';
@@ -33,14 +33,14 @@ function provider(
 }
 
 interface FakeGovernance extends Governance {
-  readonly admitted: { model: string; requestedMaxTokens: number }[];
+  readonly admitted: { model: string; requestedMaxTokens: number; recordFirst?: CostRecord }[];
   readonly costs: unknown[];
   readonly failovers: unknown[];
 }
 
 function fakeGovernance(options: {
   admission?: Partial<Admission>;
-  refuse?: LlmCallRefused;
+  refuse?: Error;
   chain?: FailoverTarget[];
 }): FakeGovernance {
   const admitted: FakeGovernance['admitted'] = [];
@@ -77,7 +77,8 @@ function fakeGovernance(options: {
 
 function context(llm: RunLlm, governance: Governance, overrides: Partial<GovernedCallContext> = {}) {
   const deferred: Promise<void>[] = [];
-  const ctx: GovernedCallContext & { deferred: Promise<void>[] } = {
+  const held: CostRecord[] = [];
+  const ctx: GovernedCallContext & { deferred: Promise<void>[]; held: CostRecord[] } = {
     taskId: 'r',
     quad,
     llm,
@@ -87,7 +88,10 @@ function context(llm: RunLlm, governance: Governance, overrides: Partial<Governe
     pauseStep: async () => true,
     settleCost: async () => undefined,
     deferCost: (record) => void deferred.push(record),
+    holdCost: (record) => void held.push(record),
+    takeHeldCost: () => held.shift(),
     deferred,
+    held,
     ...overrides,
   };
   return ctx;
@@ -106,7 +110,7 @@ const request: Omit<CompletionRequest, 'params'> = {
 };
 
 describe('a governed LLM call', () => {
-  it('asks the provider for the admitted (clipped) max tokens and records the cost with call id run:step:attempt', async () => {
+  it('asks the provider for the admitted (clipped) max tokens and holds the cost with call id run:step:attempt', async () => {
     const p = provider(() => result('m1', 0.25));
     const governance = fakeGovernance({ admission: { maxTokens: 500, clipped: true } });
     const ctx = context(
@@ -116,10 +120,51 @@ describe('a governed LLM call', () => {
     await expect(governedCompletion(ctx, request, 3)).resolves.toMatchObject({ costUsd: 0.25 });
     expect(governance.admitted).toEqual([{ model: 'm1', requestedMaxTokens: 2000 }]);
     expect(p.seen[0]?.params).toMatchObject({ model: 'm1', max_tokens: 500 });
-    await Promise.all(ctx.deferred);
-    expect(governance.costs).toEqual([
+    expect(ctx.held).toEqual([
       { model: 'm1', tier: 'standard', costUsd: 0.25, tokensIn: 1000, tokensOut: 500, callId: 'r:3:1' },
     ]);
+    expect(ctx.deferred).toHaveLength(0);
+  });
+
+  it("carries the previous call's held cost with the admission, once, and holds its own", async () => {
+    const governance = fakeGovernance({});
+    const ctx = context(
+      { provider: provider(() => result('m', 0.5)), settings: { kind: 'scripted' }, params: {} },
+      governance,
+    );
+    await governedCompletion(ctx, request, 1);
+    await governedCompletion(ctx, request, 2);
+    expect(governance.admitted.map((a) => a.recordFirst?.callId)).toEqual([undefined, 'r:1:1']);
+    expect(ctx.held.map((r) => r.callId)).toEqual(['r:2:1']);
+    expect(governance.costs).toEqual([]);
+  });
+
+  it('sends the held cost on its own when the admission fails other than by a refusal', async () => {
+    const timeout = new Error('governance timed out');
+    const governance = fakeGovernance({ refuse: timeout });
+    const ctx = context(
+      { provider: provider(() => result('m')), settings: { kind: 'scripted' }, params: {} },
+      governance,
+    );
+    const previous: CostRecord = { model: 'm', costUsd: 1, tokensIn: 1, tokensOut: 1, callId: 'r:1:1' };
+    ctx.held.push(previous);
+    await expect(governedCompletion(ctx, request, 2)).rejects.toBe(timeout);
+    expect(governance.admitted[0]?.recordFirst).toEqual(previous);
+    await Promise.all(ctx.deferred);
+    expect(governance.costs).toEqual([previous]);
+  });
+
+  it('does not send the held cost again after a refusal (governance recorded it first)', async () => {
+    const refusal = new LlmCallRefused('budget_exceeded', 'budget_exceeded: spent');
+    const governance = fakeGovernance({ refuse: refusal });
+    const ctx = context(
+      { provider: provider(() => result('m')), settings: { kind: 'scripted' }, params: {} },
+      governance,
+    );
+    ctx.held.push({ model: 'm', costUsd: 1, tokensIn: 1, tokensOut: 1, callId: 'r:1:1' });
+    await expect(governedCompletion(ctx, request, 2)).rejects.toBe(refusal);
+    expect(governance.admitted[0]?.recordFirst?.callId).toBe('r:1:1');
+    expect(ctx.deferred).toHaveLength(0);
   });
 
   it('asks for LLM_DEFAULT_MAX_TOKENS when the run sets none', async () => {
@@ -184,8 +229,7 @@ describe('a governed LLM call', () => {
     ]);
     expect(governance.admitted.map((a) => a.model)).toEqual(['gpt-x', 'gpt-x']);
     expect(ctx.llm.settings).toMatchObject({ kind: 'scripted', name: 'backup' });
-    await Promise.all(ctx.deferred);
-    expect(governance.costs).toEqual([expect.objectContaining({ callId: 'r:2:2' })]);
+    expect(ctx.held).toEqual([expect.objectContaining({ callId: 'r:2:2' })]);
   });
 
   it('fails with ProviderFailure when the chain has nothing left', async () => {
