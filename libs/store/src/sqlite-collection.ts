@@ -265,7 +265,8 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
       const existing = this.#indexes.find((index) => index.name === identity);
       if (existing !== undefined && existing.unique === unique && existing.sparse === sparse) return null;
       if (existing !== undefined) this.#tables.forgetIndex(existing.ix);
-      // The writes after this one in the same transaction must see the index list it leaves.
+      // Whatever it leaves (built, or dropped and refused), the next operation reloads the index list,
+      // also one that joins this transaction; a rollback bumps the connection's generation.
       this.#generation = -1;
       const ix = this.#tables.declareIndex(identity, fields, unique, sparse);
       try {
@@ -278,7 +279,6 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
         return error;
       }
     });
-    this.#generation = -1;
     if (failure !== null) throw failure;
     return name;
   }
@@ -294,7 +294,6 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
       this.#generation = -1;
       return true;
     });
-    this.#generation = -1;
     return dropped;
   }
 }
