@@ -7,6 +7,7 @@ import { engineSettingsOf } from './engine/engine-config.ts';
 import { createRunStateRepository } from './store/run-state.repository.ts';
 import { createRunOverridesRepository } from './store/run-overrides.repository.ts';
 import { createTaskConfigRepository } from './store/task-config.repository.ts';
+import { createErasedSessionRepository } from './store/erased-session.repository.ts';
 
 /**
  * The run-executor service: start, the nine steering controls, tasks.*, pause.list, search.tasks, runs.set_overrides and flows.*; runs the planner loop on the RUNS work queue.
@@ -44,6 +45,7 @@ export const runExecutorService = defineService({
             ])
           ).reduce((a, b) => a + b, 0),
         runOverrides,
+        erasedSessions: createErasedSessionRepository(store),
       },
     );
     const engine = await startEngine({

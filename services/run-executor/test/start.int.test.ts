@@ -4,6 +4,7 @@ import { outcomeOf, storedEvents } from '@ars/service-kit/testing';
 import type { VerifiedIdentity } from '@ars/contracts';
 import { newCaller, startHarness } from './helpers/harness.ts';
 import type { Harness } from './helpers/harness.ts';
+import { createErasedSessionRepository } from '../src/store/erased-session.repository.ts';
 
 interface TaskView {
   task_id: string;
@@ -190,6 +191,97 @@ describe('start', () => {
       const caller = newCaller({ session: 'gone' });
       h.fakes.session.erase(caller.tenant, caller.user, 'gone');
       await expect(h.start({ ...caller, session: 'fresh' })).resolves.toMatchObject({ reused: false });
+    });
+
+    describe('with an admission the session service lets be reused', () => {
+      const triple = (c: VerifiedIdentity) => ({ tenant: c.tenant, user: c.user, session: c.session });
+      const admissionsOf = (c: VerifiedIdentity) =>
+        h.fakes.session.admitted.filter((a) => a.identity.tenant === c.tenant).map((a) => a.body);
+
+      beforeAll(() => {
+        h.fakes.session.reuseMs = 60_000;
+      });
+      afterAll(() => {
+        h.fakes.session.reuseMs = 0;
+        h.fakes.session.gate = undefined;
+      });
+
+      it('starts the next run without waiting for its admission, which is still sent with its turn', async () => {
+        const caller = newCaller();
+        await h.start(caller, { query: 'first' });
+        let open!: () => void;
+        h.fakes.session.gate = new Promise<void>((resolve) => (open = resolve));
+        try {
+          // The session service now answers nothing until the gate opens: only a reused admission lets this through.
+          const second = await h.start(caller, { query: 'second' });
+          expect(second.reused).toBe(false);
+          expect(await getTask(caller, second.task_id)).toMatchObject({ status: 'pending', query: 'second' });
+          await expect.poll(() => admissionsOf(caller).length).toBe(2);
+          expect(admissionsOf(caller)[1]).toEqual({
+            ...triple(caller),
+            turn: { task_id: second.task_id, query: 'second' },
+          });
+        } finally {
+          open();
+          h.fakes.session.gate = undefined;
+        }
+      });
+
+      it('refuses a start with session_erased once the erasure reached the run-executor, and keeps nothing of it', async () => {
+        const caller = newCaller();
+        await h.start(caller, { query: 'before' });
+        // Another replica handled `_tasks.erase_session`: this one still holds the admission.
+        await createErasedSessionRepository(h.store).mark(triple(caller), new Date().toISOString());
+        const before = await storedEvents(h.bus, { tenant: caller.tenant });
+        const asked = admissionsOf(caller).length;
+        const outcome = await outcomeOf(h.start(caller, { query: 'after' }));
+        expect(outcome).toMatchObject({ ok: false, code: 'session_erased' });
+        expect((await listTasks(caller)).map((t) => t.query)).toEqual(['before']);
+        expect(await storedEvents(h.bus, { tenant: caller.tenant })).toEqual(before);
+        // The refusal dropped the reused admission: the next start asks the session again.
+        h.fakes.session.erase(caller.tenant, caller.user, caller.session);
+        await expect(outcomeOf(h.start(caller))).resolves.toMatchObject({ ok: false, code: 'session_erased' });
+        await expect.poll(() => admissionsOf(caller).length).toBe(asked + 2);
+      });
+
+      it('records the erased-session marker and drops the admission when _tasks.erase_session runs', async () => {
+        const caller = newCaller();
+        await h.start(caller);
+        await h.service.call('_tasks.erase_session', triple(caller), caller);
+        expect(await createErasedSessionRepository(h.store).isErased(triple(caller))).toBe(true);
+        expect(await createErasedSessionRepository(h.store).isErased({ ...triple(caller), session: 'other' })).toBe(
+          false,
+        );
+        let open!: () => void;
+        h.fakes.session.gate = new Promise<void>((resolve) => (open = resolve));
+        try {
+          // Not reused any more: this start waits for the session service, which does not answer yet.
+          const started = h.start(caller).then(() => 'answered');
+          const first = await Promise.race([
+            started,
+            new Promise((resolve) => setTimeout(() => resolve('waiting'), 300)),
+          ]);
+          expect(first).toBe('waiting');
+          open();
+          await expect(started).resolves.toBe('answered');
+        } finally {
+          open();
+          h.fakes.session.gate = undefined;
+        }
+      });
+
+      it('asks again, and waits, after a reused admission was refused in the background', async () => {
+        const caller = newCaller();
+        await h.start(caller);
+        // The session service erased the session, but its cascade has not reached the run-executor yet:
+        // this start still goes through on the reused admission, whose background answer is a refusal.
+        h.fakes.session.erase(caller.tenant, caller.user, caller.session);
+        await expect(h.start(caller)).resolves.toMatchObject({ reused: false });
+        await expect
+          .poll(async () => (await outcomeOf(h.start(caller))).ok, { timeout: 5_000, interval: 20 })
+          .toBe(false);
+        await expect(outcomeOf(h.start(caller))).resolves.toMatchObject({ ok: false, code: 'session_erased' });
+      });
     });
   });
 

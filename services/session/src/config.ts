@@ -11,6 +11,14 @@ export const SessionConfig = BaseServiceConfig.extend({
     .describe(
       'Seconds without activity after which garbage collection closes a session (a later start reopens it); 0 disables reaping. Default 86400 (one day).',
     ),
+  SESSION_ADMISSION_REUSE_SECONDS: z.coerce
+    .number()
+    .min(0)
+    .max(300)
+    .default(10)
+    .describe(
+      'Seconds a run-executor may reuse an admission of a session for later starts on it without waiting for this service (it still sends each one; an erasure is caught by the run-executor itself). Kept under a quarter of SESSION_IDLE_CLOSE_SECONDS; 0 makes every start wait for its admission. Default 10.',
+    ),
   SESSION_REAP_INTERVAL_SECONDS: z.coerce
     .number()
     .positive()

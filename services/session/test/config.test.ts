@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '@ars/service-kit';
 import { SessionConfig } from '../src/config.ts';
+import { admissionReuseMs } from '../src/handlers/admit.handler.ts';
 
 const NATS_URL = 'nats://127.0.0.1:4222';
 
@@ -42,5 +43,27 @@ describe('SessionConfig background jobs', () => {
     expect(() =>
       loadConfig(SessionConfig, { NATS_URL, SESSION_REAP_INTERVAL_SECONDS: '0', SESSION_ERASURE_RETRY_SECONDS: 'x' }),
     ).toThrowError(/SESSION_REAP_INTERVAL_SECONDS[\s\S]*SESSION_ERASURE_RETRY_SECONDS/);
+  });
+});
+
+describe('admission reuse', () => {
+  it('lets an admission be reused 10 s unless told, 0 to 300 s', () => {
+    expect(loadConfig(SessionConfig, { NATS_URL }).SESSION_ADMISSION_REUSE_SECONDS).toBe(10);
+    expect(
+      loadConfig(SessionConfig, { NATS_URL, SESSION_ADMISSION_REUSE_SECONDS: '0' }).SESSION_ADMISSION_REUSE_SECONDS,
+    ).toBe(0);
+    for (const bad of ['-1', '301', 'soon']) {
+      expect(() => loadConfig(SessionConfig, { NATS_URL, SESSION_ADMISSION_REUSE_SECONDS: bad })).toThrowError(
+        /SESSION_ADMISSION_REUSE_SECONDS/,
+      );
+    }
+  });
+
+  it('keeps the reuse under a quarter of the idle-close time, so a reused session was touched too recently to be reaped', () => {
+    expect(admissionReuseMs(10, 86_400)).toBe(10_000);
+    expect(admissionReuseMs(10, 0)).toBe(10_000);
+    expect(admissionReuseMs(10, 2)).toBe(500);
+    expect(admissionReuseMs(0, 2)).toBe(0);
+    expect(admissionReuseMs(0.0015, 0)).toBe(1);
   });
 });

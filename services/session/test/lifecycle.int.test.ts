@@ -17,7 +17,7 @@ describe('session lifecycle through _session.admit', () => {
   it('opens a session on first use with session.opened', async () => {
     const id = freshIdentity();
     const before = Date.now();
-    await expect(bed.admit(id)).resolves.toEqual({ state: 'opened' });
+    await expect(bed.admit(id)).resolves.toMatchObject({ state: 'opened' });
     const events = await sessionEvents(bed.bus, id);
     expect(events.map((e) => e.type)).toEqual(['session.opened']);
     const opened = events[0]!;
@@ -28,10 +28,16 @@ describe('session lifecycle through _session.admit', () => {
     expect(opened).toMatchObject({ tenant: id.tenant, user: id.user, session: id.session, run: '' });
   });
 
+  it('answers how long the admission may be reused (SESSION_ADMISSION_REUSE_SECONDS, 10 s by default)', async () => {
+    const id = freshIdentity();
+    await expect(bed.admit(id)).resolves.toEqual({ state: 'opened', reuse_ms: 10_000 });
+    await expect(bed.admit(id)).resolves.toEqual({ state: 'open', reuse_ms: 10_000 });
+  });
+
   it('treats a later start on an open session as a normal turn with session.touched', async () => {
     const id = freshIdentity();
     await bed.admit(id);
-    await expect(bed.admit(id)).resolves.toEqual({ state: 'open' });
+    await expect(bed.admit(id)).resolves.toMatchObject({ state: 'open' });
     const events = await sessionEvents(bed.bus, id);
     expect(events.map((e) => e.type)).toEqual(['session.opened', 'session.touched']);
     const touched = events[1]!;
@@ -61,8 +67,8 @@ describe('session lifecycle through _session.admit', () => {
   it('keeps sessions of different owners with the same session id apart', async () => {
     const a = freshIdentity();
     const b = { ...freshIdentity(), session: a.session };
-    await expect(bed.admit(a)).resolves.toEqual({ state: 'opened' });
-    await expect(bed.admit(b)).resolves.toEqual({ state: 'opened' });
+    await expect(bed.admit(a)).resolves.toMatchObject({ state: 'opened' });
+    await expect(bed.admit(b)).resolves.toMatchObject({ state: 'opened' });
   });
 
   it('refuses an incomplete admit body with invalid_request', async () => {

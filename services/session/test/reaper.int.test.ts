@@ -37,7 +37,7 @@ describe('idle reaper', () => {
     await bed.admit(id);
     await bed.call('sessions.set_title', { identity: {}, title: 'kept across the close' }, id);
     await waitForSessionEvent(bed.bus, id, 'session.closed');
-    await expect(bed.admit(id)).resolves.toEqual({ state: 'reopened' });
+    await expect(bed.admit(id)).resolves.toMatchObject({ state: 'reopened' });
     const events = await sessionEvents(bed.bus, id);
     const reopened = events.at(-1)!;
     expect(reopened.type).toBe('session.reopened');

@@ -35,7 +35,7 @@ describe('session catalog across restarts', () => {
     expect(list.items.map((s) => s.session_id).sort()).toEqual([id.session, other.session].sort());
     const inspected = (await bed.call('sessions.inspect', { identity: {} }, id)) as { session: { title: string } };
     expect(inspected.session.title).toBe('survives restarts');
-    await expect(bed.admit(id)).resolves.toEqual({ state: 'open' });
+    await expect(bed.admit(id)).resolves.toMatchObject({ state: 'open' });
     await expect(bed.admit(erased)).rejects.toMatchObject({ code: 'session_erased' });
   });
 

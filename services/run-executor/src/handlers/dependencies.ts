@@ -19,9 +19,10 @@ export interface StartDependencies {
   /**
    * Opens, reopens or touches the session; throws `session_erased` for an
    * erased one. `turn` (the new task and its query) lets the session record
-   * the turn without reading the task back.
+   * the turn without reading the task back. `reuseMs`: how long the session
+   * service lets this answer be reused (absent: not at all).
    */
-  admitSession(caller: VerifiedIdentity, turn?: { task_id: string; query: string }): Promise<void>;
+  admitSession(caller: VerifiedIdentity, turn?: { task_id: string; query: string }): Promise<{ reuseMs?: number }>;
   /** The head revision of an agent of the caller's tenant; `invalid_request` when it has none. */
   resolveAgent(caller: VerifiedIdentity, agentId: string): Promise<{ revision_id?: string }>;
   /** What the artifact service says of the input artifacts; `invalid_request` naming one the caller may not read. */
@@ -75,12 +76,14 @@ export function createStartDependencies(rpc: RpcClient, logger: Logger, timeoutM
 
   return {
     async admitSession(caller, turn) {
-      await callTransitional(SESSION_ADMIT, caller, {
+      const result = await callTransitional(SESSION_ADMIT, caller, {
         tenant: caller.tenant,
         user: caller.user,
         session: caller.session,
         ...(turn === undefined ? {} : { turn }),
       });
+      const reuseMs = isRecord(result) ? result.reuse_ms : undefined;
+      return typeof reuseMs === 'number' && Number.isFinite(reuseMs) && reuseMs > 0 ? { reuseMs } : {};
     },
 
     async resolveAgent(caller, agentId) {

@@ -5,6 +5,8 @@ import type { RpcHandler } from '@ars/bus';
 import { isTerminal } from '../domain/task.ts';
 import { deliver } from './controls.handler.ts';
 import type { ApiDeps } from './deps.ts';
+import type { SessionAdmissions } from './session-admissions.ts';
+import type { ErasedSessionRepository } from '../store/erased-session.repository.ts';
 
 /** How long an erasure waits for the session's live runs to stop before it is retried later. */
 const STOP_RUNS_TIMEOUT_MS = 15_000;
@@ -33,7 +35,11 @@ export type RunStateEraser = (triple: z.infer<typeof EraseSessionRequest>) => Pr
  * Idempotent (a second call deletes nothing). The caller is the session
  * service acting for the verified owner, so the triple must be the caller's.
  */
-export function createEraseSessionHandler(deps: ApiDeps, eraseRunState?: RunStateEraser): RpcHandler {
+export function createEraseSessionHandler(
+  deps: ApiDeps,
+  erasure: { readonly markers: ErasedSessionRepository; readonly admissions: SessionAdmissions },
+  eraseRunState?: RunStateEraser,
+): RpcHandler {
   return async ({ identity, body }) => {
     const parsed = EraseSessionRequest.safeParse(body);
     if (!parsed.success) throw new ServiceError('invalid_request', `invalid ${ERASE_SESSION} request`);
@@ -41,6 +47,10 @@ export function createEraseSessionHandler(deps: ApiDeps, eraseRunState?: RunStat
     if (triple.tenant !== identity.tenant || triple.user !== identity.user || triple.session !== identity.session) {
       throw new ServiceError('identity_required', `${ERASE_SESSION}: only the caller's own session can be erased`);
     }
+    // First, so that a start reusing an earlier admission of this session
+    // either sees the marker or inserted its task before the delete below.
+    await erasure.markers.mark(triple, new Date().toISOString());
+    erasure.admissions.forget(triple);
     await stopLiveRuns(deps, identity, triple);
     const stateRecordsDeleted = eraseRunState === undefined ? 0 : await eraseRunState(triple);
     const tasksDeleted = await deps.tasks.eraseSession(triple);

@@ -10,6 +10,8 @@ import { createRunOverridesHandler } from './run-overrides.handler.ts';
 import type { RunOverridesRepository } from '../store/run-overrides.repository.ts';
 import { createSearchTasksHandler } from './search-tasks.handler.ts';
 import { createStartHandler } from './start.handler.ts';
+import { createSessionAdmissions } from './session-admissions.ts';
+import type { ErasedSessionRepository } from '../store/erased-session.repository.ts';
 import { createTaskReadHandlers } from './tasks-read.handler.ts';
 
 export type { ApiDeps, ApiSettings } from './deps.ts';
@@ -24,6 +26,8 @@ export interface ApiHandlerOptions {
   readonly eraseRunState?: RunStateEraser;
   /** The session run overrides `runs.set_overrides` writes; absent: the method stays unimplemented. */
   readonly runOverrides?: RunOverridesRepository;
+  /** The erased-session markers `_tasks.erase_session` writes and a start with a reused admission reads. */
+  readonly erasedSessions: ErasedSessionRepository;
 }
 
 /**
@@ -33,13 +37,14 @@ export interface ApiHandlerOptions {
  */
 export function createApiHandlers(
   deps: ApiDeps,
-  options: ApiHandlerOptions = {},
+  options: ApiHandlerOptions,
 ): { handlers: Record<string, RpcHandler>; internalHandlers: Record<string, RpcHandler> } {
   const checks =
     options.startDependencies ?? createStartDependencies(deps.rpc, deps.logger, deps.settings.dependencyTimeoutMs);
+  const admissions = createSessionAdmissions(checks, { logger: deps.logger });
   return {
     handlers: {
-      start: createStartHandler(deps, checks),
+      start: createStartHandler(deps, checks, admissions, options.erasedSessions),
       ...createControlHandlers(deps),
       ...createTaskReadHandlers(deps),
       'pause.list': createPauseListHandler(deps),
@@ -48,6 +53,12 @@ export function createApiHandlers(
         ? {}
         : { 'runs.set_overrides': createRunOverridesHandler(deps, options.runOverrides) }),
     },
-    internalHandlers: { [ERASE_SESSION]: createEraseSessionHandler(deps, options.eraseRunState) },
+    internalHandlers: {
+      [ERASE_SESSION]: createEraseSessionHandler(
+        deps,
+        { markers: options.erasedSessions, admissions },
+        options.eraseRunState,
+      ),
+    },
   };
 }

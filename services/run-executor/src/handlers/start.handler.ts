@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PROTOCOL_VERSION } from '@ars/contracts';
+import { PROTOCOL_VERSION, ServiceError } from '@ars/contracts';
 import type { StartRequest, StartResponse, VerifiedIdentity } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import { idempotencyScope, newTaskRecord, spawnedEventId, spawnedPayload } from '../domain/start.ts';
@@ -9,6 +9,8 @@ import { enqueueRun } from '../engine/work-queue.ts';
 import type { ApiDeps } from './deps.ts';
 import type { StartDependencies } from './dependencies.ts';
 import { reconcile } from './identity.ts';
+import type { Admission, SessionAdmissions } from './session-admissions.ts';
+import type { ErasedSessionRepository } from '../store/erased-session.repository.ts';
 
 /**
  * Publishes `task.spawned`, then enqueues the run on RUNS (the engine's
@@ -36,15 +38,16 @@ async function announce(deps: ApiDeps, task: TaskRecord): Promise<void> {
 /** The checks other services answer, all at once (none depends on another). */
 async function runChecks(
   checks: StartDependencies,
+  admissions: SessionAdmissions,
   caller: VerifiedIdentity,
   request: StartRequest,
   defaultAgentId: string,
   taskId: string,
-): Promise<{ agent: BoundAgent; artifacts: ResolvedArtifact[] }> {
+): Promise<{ admission: Admission; agent: BoundAgent; artifacts: ResolvedArtifact[] }> {
   const agentId = request.agent_id;
   const ids = [...new Set(request.input_artifact_ids ?? [])];
-  const [, agent, artifacts] = await Promise.all([
-    checks.admitSession(caller, { task_id: taskId, query: request.query }),
+  const [admission, agent, artifacts] = await Promise.all([
+    admissions.admit(caller, { task_id: taskId, query: request.query }),
     agentId === undefined
       ? Promise.resolve<BoundAgent>({})
       : agentId === defaultAgentId
@@ -52,7 +55,11 @@ async function runChecks(
         : checks.resolveAgent(caller, agentId).then((r) => ({ agent_id: agentId, ...r })),
     ids.length === 0 ? Promise.resolve([]) : checks.resolveArtifacts(caller, ids),
   ]);
-  return { agent, artifacts };
+  return { admission, agent, artifacts };
+}
+
+function erasedError(): ServiceError {
+  return new ServiceError('session_erased', 'this session was erased; start a fresh session id');
 }
 
 function response(taskId: string, reused: boolean): StartResponse {
@@ -72,14 +79,30 @@ function response(taskId: string, reused: boolean): StartResponse {
  *    `Task.agent_id` is absent when the caller named none.
  * 4. `agent_id` only selects configuration; nothing else of the run uses it.
  * 5. `_session.admit` opens a fresh session, reopens a closed one, and
- *    refuses an erased one (`session_erased`).
+ *    refuses an erased one (`session_erased`). Within the time the session
+ *    service lets an admission be reused, a later start on the session sends
+ *    it without waiting (see `SessionAdmissions`) and reads the erased-session
+ *    marker after its insert instead: a session erased meanwhile withdraws
+ *    the new task and refuses the start the same way.
  *
  * The path is kept short: the idempotency lookup and the session, agent and
  * artifact checks run concurrently; then one insert, `task.spawned`, and the
  * RUNS enqueue (the engine emits `task.started` when it claims the run).
  * Identity: the verified triple, never the body.
  */
-export function createStartHandler(deps: ApiDeps, checks: StartDependencies): RpcHandler {
+export function createStartHandler(
+  deps: ApiDeps,
+  checks: StartDependencies,
+  admissions: SessionAdmissions,
+  erasedSessions: ErasedSessionRepository,
+): RpcHandler {
+  /** Whether a start whose admission was reused may announce its task: no erasure reached this service. */
+  async function stillAdmitted(admission: Admission, caller: VerifiedIdentity): Promise<boolean> {
+    if (admission === 'asked' || !(await erasedSessions.isErased(caller))) return true;
+    admissions.forget(caller);
+    return false;
+  }
+
   return async ({ method, identity, body }): Promise<StartResponse> => {
     reconcile(method, identity, body);
     const request = body as StartRequest;
@@ -88,12 +111,12 @@ export function createStartHandler(deps: ApiDeps, checks: StartDependencies): Rp
 
     // The id is chosen first so that the session learns the turn's query with its admission.
     const taskId = randomUUID();
-    const pendingChecks = runChecks(checks, identity, request, deps.settings.defaultAgentId, taskId);
+    const pendingChecks = runChecks(checks, admissions, identity, request, deps.settings.defaultAgentId, taskId);
     // Observed now so that a refusal arriving while the lookup runs is never an unhandled rejection.
     pendingChecks.catch(() => undefined);
     const existing = scope === undefined ? null : await deps.tasks.findByIdempotencyScope(scope);
     if (existing !== null) return reuse(deps, existing);
-    const { agent, artifacts } = await pendingChecks;
+    const { admission, agent, artifacts } = await pendingChecks;
 
     const record = newTaskRecord({
       taskId,
@@ -104,6 +127,10 @@ export function createStartHandler(deps: ApiDeps, checks: StartDependencies): Rp
       now: new Date().toISOString(),
     });
     const { task, reused } = await deps.tasks.insertTask(record);
+    if (!(await stillAdmitted(admission, identity))) {
+      if (!reused) await deps.tasks.withdrawTask(task.task_id);
+      throw erasedError();
+    }
     if (reused) return reuse(deps, task);
     await announce(deps, task);
     deps.logger.debug({ taskId, reused: false }, 'run spawned');

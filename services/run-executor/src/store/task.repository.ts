@@ -86,6 +86,8 @@ export interface TaskRepository {
   listOpenPauses(filter: Filter<PauseRecord>, page: PageRequest): Promise<Page<PauseRecord>>;
   /** Deletes every task of a session (erasure); returns how many. */
   eraseSession(triple: SessionTriple): Promise<number>;
+  /** Deletes a task its start withdrew before announcing it (its session was erased meanwhile). */
+  withdrawTask(taskId: string): Promise<void>;
 }
 
 const NOT_TERMINAL = { $nin: [...TERMINAL_TASK_STATUSES] };
@@ -245,5 +247,8 @@ export async function createTaskRepository(store: Store): Promise<TaskRepository
       }),
     eraseSession: async (triple) =>
       (await tasks.deleteMany({ tenant: triple.tenant, user: triple.user, session: triple.session })).deletedCount,
+    withdrawTask: async (taskId) => {
+      await tasks.deleteOne({ _id: taskId, status: 'pending' });
+    },
   };
 }

@@ -35,9 +35,24 @@ describe('start dependencies', () => {
   it('skips the admission when the session service is up without _session.admit, and remembers it', async () => {
     const rpc = fakeRpc({ 'session/_health': { status: 'ok' } });
     const deps = createStartDependencies(rpc, logger, 1000);
-    await expect(deps.admitSession(caller)).resolves.toBeUndefined();
-    await expect(deps.admitSession(caller)).resolves.toBeUndefined();
+    await expect(deps.admitSession(caller)).resolves.toEqual({});
+    await expect(deps.admitSession(caller)).resolves.toEqual({});
     expect(rpc.calls).toEqual(['session/_session.admit', 'session/_health', 'session/_session.admit']);
+  });
+
+  it('reads how long the admission may be reused, and nothing from an answer without a usable reuse_ms', async () => {
+    const admitted = (reply: unknown) =>
+      createStartDependencies(fakeRpc({ 'session/_session.admit': reply }), logger, 1000).admitSession(caller);
+    await expect(admitted({ state: 'open', reuse_ms: 10_000 })).resolves.toEqual({ reuseMs: 10_000 });
+    for (const reply of [
+      { state: 'open' },
+      { state: 'open', reuse_ms: 0 },
+      { reuse_ms: '5' },
+      { reuse_ms: -1 },
+      null,
+    ]) {
+      await expect(admitted(reply)).resolves.toEqual({});
+    }
   });
 
   it('fails unavailable when the session service is down', async () => {

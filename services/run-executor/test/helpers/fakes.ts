@@ -12,6 +12,10 @@ function key(...parts: string[]): string {
 export interface FakeSession {
   readonly admitted: { identity: VerifiedIdentity; body: unknown }[];
   erase(tenant: string, user: string, session: string): void;
+  /** The `reuse_ms` its admissions answer (0, the default: none may be reused). */
+  reuseMs: number;
+  /** While set, admissions are recorded at once but answered only when it settles. */
+  gate: Promise<void> | undefined;
 }
 
 /** A stand-in agent-registry: `_agent.resolve` knows the agents registered per tenant. */
@@ -41,11 +45,18 @@ export async function serveFakes(bus: Bus, logger: Logger): Promise<Fakes> {
   const agentCalls: unknown[] = [];
   const artifacts = new Map<string, { mime_type: string; size_bytes: number }>();
 
+  const session: FakeSession = {
+    admitted,
+    erase: (t, u, s) => erased.add(key(t, u, s)),
+    reuseMs: 0,
+    gate: undefined,
+  };
   const admit = async ({ identity, body }: RpcRequest) => {
     admitted.push({ identity, body });
+    await session.gate;
     const b = body as { tenant: string; user: string; session: string };
     if (erased.has(key(b.tenant, b.user, b.session))) throw new ServiceError('session_erased', 'session was erased');
-    return { state: 'open' };
+    return { state: 'open', reuse_ms: session.reuseMs };
   };
   const resolveAgent = async ({ body }: RpcRequest) => {
     agentCalls.push(body);
@@ -83,7 +94,7 @@ export async function serveFakes(bus: Bus, logger: Logger): Promise<Fakes> {
   await serve('artifact', '_artifact.resolve', resolveArtifacts);
 
   return {
-    session: { admitted, erase: (t, u, s) => erased.add(key(t, u, s)) },
+    session,
     agents: { register: (t, a, r) => agents.set(key(t, a), r), calls: agentCalls },
     artifacts: { add: (t, u, id, mime, size) => artifacts.set(key(t, u, id), { mime_type: mime, size_bytes: size }) },
     stop: async () => {

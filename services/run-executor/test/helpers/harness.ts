@@ -15,6 +15,7 @@ import type { PauseRecord } from '../../src/domain/pause.ts';
 import { createApiHandlers } from '../../src/handlers/index.ts';
 import { PAUSES_COLLECTION, createTaskRepository } from '../../src/store/task.repository.ts';
 import type { TaskRepository } from '../../src/store/task.repository.ts';
+import { createErasedSessionRepository } from '../../src/store/erased-session.repository.ts';
 import { serveFakes } from './fakes.ts';
 import type { Fakes } from './fakes.ts';
 
@@ -53,18 +54,21 @@ const ApiOnlyService = (capture: (store: Store) => void) =>
     build: async ({ config, store, bus, rpc, publisher, logger }) => {
       capture(store);
       const tasks = await createTaskRepository(store);
-      return createApiHandlers({
-        tasks,
-        bus,
-        rpc,
-        publisher,
-        logger,
-        settings: {
-          defaultAgentId: config.DEFAULT_AGENT_ID,
-          controlReplyTimeoutMs: config.CONTROL_REPLY_TIMEOUT_MS,
-          dependencyTimeoutMs: config.DEPENDENCY_TIMEOUT_MS,
+      return createApiHandlers(
+        {
+          tasks,
+          bus,
+          rpc,
+          publisher,
+          logger,
+          settings: {
+            defaultAgentId: config.DEFAULT_AGENT_ID,
+            controlReplyTimeoutMs: config.CONTROL_REPLY_TIMEOUT_MS,
+            dependencyTimeoutMs: config.DEPENDENCY_TIMEOUT_MS,
+          },
         },
-      });
+        { erasedSessions: createErasedSessionRepository(store) },
+      );
     },
   });
 

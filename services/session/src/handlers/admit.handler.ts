@@ -21,8 +21,22 @@ export const AdmitRequest = z.strictObject({
 });
 export type AdmitRequest = z.infer<typeof AdmitRequest>;
 
-/** `_session.admit {tenant,user,session}` → `{state: 'opened' | 'reopened' | 'open'}`; `session_erased` for a tombstone. */
-export function admitHandler(catalog: Catalog, turns: TurnQueries): RpcHandler {
+/**
+ * How long a run-executor may reuse an admission (ms): the configured time,
+ * kept under a quarter of the idle-close time, so that a session whose
+ * admission is being reused was touched too recently to be reaped.
+ */
+export function admissionReuseMs(reuseSeconds: number, idleCloseSeconds: number): number {
+  const capped = idleCloseSeconds > 0 ? Math.min(reuseSeconds, idleCloseSeconds / 4) : reuseSeconds;
+  return Math.floor(capped * 1000);
+}
+
+/**
+ * `_session.admit {tenant,user,session,turn?}` → `{state: 'opened' | 'reopened' | 'open', reuse_ms}`;
+ * `session_erased` for a tombstone. `reuse_ms` (0: none) is how long the
+ * caller may reuse the answer for later starts on the session.
+ */
+export function admitHandler(catalog: Catalog, turns: TurnQueries, reuseMs: number): RpcHandler {
   return async ({ body }) => {
     const parsed = AdmitRequest.safeParse(body);
     if (!parsed.success) {
@@ -32,8 +46,10 @@ export function admitHandler(catalog: Catalog, turns: TurnQueries): RpcHandler {
       );
     }
     const { turn, ...triple } = parsed.data;
-    const state = await catalog.admit(triple);
+    // Before the admission's write: a caller reusing an earlier admission does not
+    // wait for this one, and the turn's task.spawned may arrive meanwhile.
     if (turn !== undefined) turns.remember(turn.task_id, turn.query);
-    return { state };
+    const state = await catalog.admit(triple);
+    return { state, reuse_ms: reuseMs };
   };
 }
