@@ -13,7 +13,8 @@
  *
  *   node bench/runs.bench.ts [--phases latency,throughput,control,rss] [--samples 300]
  *     [--duration 20000] [--warmup 5000] [--clients 16] [--executors 1] [--sustain 60]
- *     [--warm-after SECONDS (a fifth of --sustain)] [--sample-every 5] [--env K=V,K=V] [--mongo-url URL] [--cpu-prof-dir DIR]
+ *     [--warm-after SECONDS (a fifth of --sustain)] [--sample-every 5] [--rss-series] [--env K=V,K=V]
+ *     [--node-flags 'FLAGS' (default the supervisor's SERVICE_NODE_FLAGS; '' for none)] [--mongo-url URL] [--cpu-prof-dir DIR]
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -23,7 +24,7 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { ArsClient } from '@ars/client';
-import { startTestSystem } from '@ars/testkit';
+import { SERVICE_NODE_FLAGS, startTestSystem } from '@ars/testkit';
 import type { TestSystem } from '@ars/testkit';
 import { quantile } from './src/load.ts';
 import { cpuSince, cpuSnapshot, mib, rssBytes } from './src/proc-stats.ts';
@@ -42,7 +43,9 @@ const { values } = parseArgs({
     sustain: { type: 'string', default: '60' },
     'warm-after': { type: 'string' },
     'sample-every': { type: 'string', default: '5' },
+    'rss-series': { type: 'boolean', default: false },
     env: { type: 'string', default: '' },
+    'node-flags': { type: 'string' },
     'mongo-url': { type: 'string' },
     'cpu-prof-dir': { type: 'string' },
     query: { type: 'string', default: '#script tool:echo{"a":1};tool:echo{"b":2};finish:done' },
@@ -58,6 +61,9 @@ const SUSTAIN_S = Number(values.sustain);
 /** Where the rss phase counts the system warm: by default a fifth of the run. */
 const WARM_AFTER_S = values['warm-after'] === undefined ? SUSTAIN_S / 5 : Number(values['warm-after']);
 const SAMPLE_EVERY_S = Number(values['sample-every']);
+/** Node.js flags of every service process: the supervisor's unless `--node-flags` ('' for none). */
+const NODE_FLAGS: readonly string[] =
+  values['node-flags'] === undefined ? SERVICE_NODE_FLAGS : values['node-flags'].split(' ').filter((f) => f !== '');
 const QUERY = values.query;
 const MONGO_URL = values['mongo-url'];
 
@@ -276,7 +282,7 @@ async function rssPhase(system: TestSystem, mode: WaitMode, extra: readonly Name
     print(`  last third:                ${between(w2, w3)}`);
   }
   print(
-    `  ${'process'.padEnd(16)} ${'start'.padStart(8)} ${'warm'.padStart(8)} ${'max'.padStart(8)} ${'end'.padStart(8)}  drift   slope`,
+    `  ${'process'.padEnd(16)} ${'start'.padStart(8)} ${'warm'.padStart(8)} ${'max'.padStart(8)} ${'end'.padStart(8)}  drift   widest  slope`,
   );
   for (const p of procs) {
     const series = warm.map((s) => ({ t: s.t, v: s.rss.get(p.name) ?? NaN }));
@@ -284,10 +290,18 @@ async function rssPhase(system: TestSystem, mode: WaitMode, extra: readonly Name
     const last = series.at(-1)?.v ?? NaN;
     const max = Math.max(...series.map((s) => s.v));
     const slope = slopePerMinute(series);
+    // The sample farthest from the warm value, either way: "flat within 10%" holds when this stays within ±10%.
+    const widest = series.reduce((w, s) => (Math.abs(s.v - first) > Math.abs(w - first) ? s.v : w), first);
     print(
       `  ${p.name.padEnd(16)} ${mib(samples[0]?.rss.get(p.name) ?? NaN).padStart(8)} ${mib(first).padStart(8)} ` +
-        `${mib(max).padStart(8)} ${mib(last).padStart(8)}  ${f(((last - first) / first) * 100, 1).padStart(5)}%  ${mib(slope)} MiB/min`,
+        `${mib(max).padStart(8)} ${mib(last).padStart(8)}  ${f(((last - first) / first) * 100, 1).padStart(5)}%  ` +
+        `${f(((widest - first) / first) * 100, 1).padStart(5)}%  ${mib(slope)} MiB/min`,
     );
+  }
+  if (values['rss-series']) {
+    print(`  RSS (MiB) every ${SAMPLE_EVERY_S} s from the start:`);
+    for (const p of procs)
+      print(`  ${p.name.padEnd(16)} ${samples.map((s) => mib(s.rss.get(p.name) ?? NaN)).join(' ')}`);
   }
 }
 
@@ -316,7 +330,7 @@ function storeKind(): { label: string; shared: boolean } {
 
 /** A second run-executor beside the supervisor's, on the same store (see {@link storeKind}). */
 async function startExtraExecutor(system: TestSystem): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['services/run-executor/src/main.ts'], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, 'services/run-executor/src/main.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -337,6 +351,7 @@ async function main(): Promise<void> {
   const system = await startTestSystem({
     ...(MONGO_URL === undefined ? {} : { mongoUrl: MONGO_URL }),
     env: serviceEnv(),
+    nodeFlags: NODE_FLAGS,
   });
   const extras: ChildProcess[] = [];
   try {

@@ -4,7 +4,13 @@
  */
 export { startSystem, START_ORDER, DEV_TOKEN_PREFIX } from './supervisor.ts';
 export type { RunningSystem } from './supervisor.ts';
-export { RestartPolicy, SystemOptions, SystemOptionsError, parseSystemOptions } from './system-options.ts';
+export {
+  RestartPolicy,
+  SERVICE_NODE_FLAGS,
+  SystemOptions,
+  SystemOptionsError,
+  parseSystemOptions,
+} from './system-options.ts';
 export type { LogEntry, StartSystemOptions } from './system-options.ts';
 export { StartupError } from './readiness.ts';
 export { describeExit } from './service-process.ts';

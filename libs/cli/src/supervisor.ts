@@ -189,7 +189,7 @@ class Supervisor {
     const proc = spawnServiceProcess({
       name,
       command: process.execPath,
-      args: [join('services', name, 'src', 'main.ts')],
+      args: [...this.options.nodeFlags, join('services', name, 'src', 'main.ts')],
       cwd: this.options.rootDir ?? DEFAULT_ROOT,
       env: this.childEnv(name),
       onLine: (stream, line) => this.onChildLine(name, stream, line),

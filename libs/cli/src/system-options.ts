@@ -40,6 +40,16 @@ export const RestartPolicy = z.object({
 });
 export type RestartPolicy = z.infer<typeof RestartPolicy>;
 
+/**
+ * Node.js flags of every service process: a young generation of a fixed
+ * 2 × 32 MiB. V8 otherwise grows it up to 2 × 64 MiB under load and shrinks
+ * it when a process goes quiet, which moved a service's resident memory by
+ * 30–60 MiB back and forth under steady load; fixed at 32 MiB it stays flat
+ * at no cost in CPU (bench/RESULTS.md, sixth pass). `deploy/Dockerfile`
+ * passes the same flags (`NODE_HEAP_FLAGS`).
+ */
+export const SERVICE_NODE_FLAGS: readonly string[] = ['--min-semi-space-size=32', '--max-semi-space-size=32'];
+
 /** The data members of {@link StartSystemOptions}, validated by `startSystem`. */
 export const SystemOptions = z.object({
   dataDir: z
@@ -60,6 +70,10 @@ export const SystemOptions = z.object({
     .describe('MongoDB for every service; unset uses the embedded store under dataDir.'),
   logLevel: z.enum(LOG_LEVELS).optional().describe('LOG_LEVEL of every child; unset inherits.'),
   env: z.record(z.string(), z.string()).optional().describe('Extra environment of every child.'),
+  nodeFlags: z
+    .array(z.string().regex(/^--[a-z0-9-]+(=\S+)?$/, 'must be a --flag or --flag=value'))
+    .default([...SERVICE_NODE_FLAGS])
+    .describe('Node.js flags of every service process. Default: SERVICE_NODE_FLAGS.'),
   rootDir: z
     .string()
     .min(1)

@@ -1,9 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '@ars/client';
-import { START_ORDER, startSystem } from '../src/index.ts';
+import { SERVICE_NODE_FLAGS, START_ORDER, startSystem } from '../src/index.ts';
 import type { LogEntry, RunningSystem } from '../src/index.ts';
 
 function isAlive(pid: number): boolean {
@@ -45,6 +45,12 @@ describe('startSystem', () => {
       'runtime.info',
     );
     expect(info['protocol_version']).toBe('0.1.0');
+    // Every service runs with the fixed young generation (SERVICE_NODE_FLAGS) before its entry point.
+    for (const { name, pid } of pids.filter((p) => p.name !== 'nats-server')) {
+      const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
+      expect(argv.slice(1, 1 + SERVICE_NODE_FLAGS.length), name).toEqual([...SERVICE_NODE_FLAGS]);
+      expect(argv[1 + SERVICE_NODE_FLAGS.length], name).toBe(`services/${name}/src/main.ts`);
+    }
     expect(logs.some((line) => line.startsWith('[session]') && line.includes('service started'))).toBe(true);
 
     await system.stop();

@@ -8,7 +8,9 @@ describe('parseSystemOptions', () => {
       readyTimeoutMs: 60_000,
       stopGraceMs: 10_000,
       restart: false,
+      nodeFlags: ['--min-semi-space-size=32', '--max-semi-space-size=32'],
     });
+    expect(parseSystemOptions({ dataDir: '/tmp/d', port: 0, nodeFlags: [] }).nodeFlags).toEqual([]);
   });
 
   it.each([
@@ -17,6 +19,7 @@ describe('parseSystemOptions', () => {
     [{ dataDir: '/d', port: 1.5 }, 'port'],
     [{ dataDir: '/d', port: 0, natsUrl: 'localhost:4222' }, 'natsUrl'],
     [{ dataDir: '/d', port: 0, mongoUrl: 'http://m' }, 'mongoUrl'],
+    [{ dataDir: '/d', port: 0, nodeFlags: ['--inspect', 'evil.js'] }, 'nodeFlags.1'],
   ])('names the bad option in %j', (input, option) => {
     expect(() => parseSystemOptions(input)).toThrow(SystemOptionsError);
     expect(() => parseSystemOptions(input)).toThrow(new RegExp(`${option}: `));

@@ -5,7 +5,7 @@
  */
 export { startTestNats, startTestNatsCluster } from './nats.ts';
 export type { TestNats, TestNatsCluster } from './nats.ts';
-export { startTestSystem } from './system.ts';
+export { startTestSystem, SERVICE_NODE_FLAGS } from './system.ts';
 export type { TestSystem, TestSystemOptions } from './system.ts';
 export { mintToken, uniqueIdentity } from './identity.ts';
 export type { MintTokenRequest, TestIdentity } from './identity.ts';

@@ -7,6 +7,9 @@ import { createClient } from '@ars/client';
 import type { ArsClient } from '@ars/client';
 import { echoLogsByDefault } from './config.ts';
 
+/** The Node.js flags the supervisor gives every service process. */
+export { SERVICE_NODE_FLAGS } from '@ars/cli';
+
 /** Options of {@link startTestSystem}. */
 export interface TestSystemOptions {
   /** Use this NATS instead of a fresh nats-server. */
@@ -15,6 +18,8 @@ export interface TestSystemOptions {
   readonly mongoUrl?: string;
   /** Extra environment of every service. */
   readonly env?: Readonly<Record<string, string>>;
+  /** Node.js flags of every service process. @default the supervisor's SERVICE_NODE_FLAGS */
+  readonly nodeFlags?: readonly string[];
   /** Echo the children's logs to stderr. @default env ARS_TEST_LOGS */
   readonly echoLogs?: boolean;
   /** @default 90000 (two cores, seven processes) */
@@ -65,6 +70,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
       ...(options.natsUrl === undefined ? {} : { natsUrl: options.natsUrl }),
       ...(options.mongoUrl === undefined ? {} : { mongoUrl: options.mongoUrl }),
       ...(options.env === undefined ? {} : { env: { ...options.env } }),
+      ...(options.nodeFlags === undefined ? {} : { nodeFlags: [...options.nodeFlags] }),
     });
   } catch (error) {
     await rm(dataDir, { recursive: true, force: true });
