@@ -225,7 +225,8 @@ describe('state records from task events', () => {
         last_task_id?: string;
         session: { task_count: number };
       };
-      return r.task_counts.running === 1 && r.artifact_count === 2 ? r : undefined;
+      // Both runs' events and the artifact events reach the session on two consumers: wait for all of them.
+      return r.task_counts.running === 1 && r.task_counts.complete === 1 && r.artifact_count === 2 ? r : undefined;
     }, 'the counters');
     expect(inspected.task_counts).toEqual({ pending: 0, running: 1, paused: 0, complete: 1, failed: 0, cancelled: 0 });
     expect(inspected.session.task_count).toBe(2);
