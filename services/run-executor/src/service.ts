@@ -1,6 +1,6 @@
 import { defineService } from '@ars/service-kit';
 import { RunExecutorConfig } from './config.ts';
-import { createApiHandlers } from './handlers/index.ts';
+import { apiSettingsOf, createApiHandlers } from './handlers/index.ts';
 import { createTaskRepository } from './store/task.repository.ts';
 import { startEngine } from './engine/engine.ts';
 import { engineSettingsOf } from './engine/engine-config.ts';
@@ -29,11 +29,7 @@ export const runExecutorService = defineService({
         rpc,
         publisher,
         logger,
-        settings: {
-          defaultAgentId: config.DEFAULT_AGENT_ID,
-          controlReplyTimeoutMs: config.CONTROL_REPLY_TIMEOUT_MS,
-          dependencyTimeoutMs: config.DEPENDENCY_TIMEOUT_MS,
-        },
+        settings: apiSettingsOf(config),
       },
       {
         eraseRunState: async (triple) =>

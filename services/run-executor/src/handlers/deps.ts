@@ -12,6 +12,19 @@ export interface ApiSettings {
   readonly dependencyTimeoutMs: number;
 }
 
+/** The API settings from the service's configuration. */
+export function apiSettingsOf(config: {
+  readonly DEFAULT_AGENT_ID: string;
+  readonly CONTROL_REPLY_TIMEOUT_MS: number;
+  readonly DEPENDENCY_TIMEOUT_MS: number;
+}): ApiSettings {
+  return {
+    defaultAgentId: config.DEFAULT_AGENT_ID,
+    controlReplyTimeoutMs: config.CONTROL_REPLY_TIMEOUT_MS,
+    dependencyTimeoutMs: config.DEPENDENCY_TIMEOUT_MS,
+  };
+}
+
 /** What every API-side handler of the run-executor may use. */
 export interface ApiDeps {
   readonly tasks: TaskRepository;

@@ -15,6 +15,7 @@ import type { ErasedSessionRepository } from '../store/erased-session.repository
 import { createTaskReadHandlers } from './tasks-read.handler.ts';
 
 export type { ApiDeps, ApiSettings } from './deps.ts';
+export { apiSettingsOf } from './deps.ts';
 export type { StartDependencies } from './dependencies.ts';
 export type { RunStateEraser } from './erase-session.handler.ts';
 

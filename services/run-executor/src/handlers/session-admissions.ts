@@ -2,6 +2,8 @@ import { isServiceError } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
 import type { Logger } from '@ars/telemetry';
 import type { StartDependencies } from './dependencies.ts';
+import { sessionKey } from '../domain/session-key.ts';
+import type { SessionOwner } from '../domain/session-key.ts';
 
 /** At most this many sessions' admissions are kept; the least recently granted go first. */
 const DEFAULT_CAPACITY = 10_000;
@@ -31,7 +33,7 @@ export interface SessionAdmissions {
   /** Admits the caller's session: waits for the session service only when no admission is held. */
   admit(caller: VerifiedIdentity, turn: AdmittedTurn): Promise<Admission>;
   /** Drops the session's held admission (its erasure reached this replica). */
-  forget(triple: { readonly tenant: string; readonly user: string; readonly session: string }): void;
+  forget(triple: SessionOwner): void;
   /** Sessions with a held admission (expired ones included until pruned). */
   readonly size: number;
 }
@@ -42,10 +44,6 @@ export interface SessionAdmissionsOptions {
   readonly capacity?: number;
   /** Monotonic clock, in ms. @default performance.now */
   readonly now?: () => number;
-}
-
-function keyOf(triple: { readonly tenant: string; readonly user: string; readonly session: string }): string {
-  return JSON.stringify([triple.tenant, triple.user, triple.session]);
 }
 
 export function createSessionAdmissions(
@@ -78,7 +76,7 @@ export function createSessionAdmissions(
 
   return {
     async admit(caller, turn) {
-      const key = keyOf(caller);
+      const key = sessionKey(caller);
       const until = heldUntil.get(key);
       if (until === undefined || until <= now()) {
         if (until !== undefined) heldUntil.delete(key);
@@ -94,7 +92,7 @@ export function createSessionAdmissions(
       return 'reused';
     },
     forget(triple) {
-      heldUntil.delete(keyOf(triple));
+      heldUntil.delete(sessionKey(triple));
     },
     get size() {
       return heldUntil.size;

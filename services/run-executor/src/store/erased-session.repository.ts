@@ -1,14 +1,12 @@
 import type { Store, StoreDocument } from '@ars/store';
+import { sessionKey } from '../domain/session-key.ts';
+import type { SessionOwner } from '../domain/session-key.ts';
 
 /** Sessions whose erasure cascade reached the run-executor: one document per erased (tenant, user, session). */
 export const ERASED_SESSIONS_COLLECTION = 'erased_sessions';
 
 /** The (tenant, user, session) a marker names. */
-export interface ErasedTriple {
-  readonly tenant: string;
-  readonly user: string;
-  readonly session: string;
-}
+export type ErasedTriple = SessionOwner;
 
 interface ErasedSessionDocument extends StoreDocument, ErasedTriple {
   erased_at: string;
@@ -29,23 +27,19 @@ export interface ErasedSessionRepository {
   isErased(triple: ErasedTriple): Promise<boolean>;
 }
 
-function keyOf(triple: ErasedTriple): string {
-  return JSON.stringify([triple.tenant, triple.user, triple.session]);
-}
-
 /** The store-backed repository. */
 export function createErasedSessionRepository(store: Store): ErasedSessionRepository {
   const markers = store.collection<ErasedSessionDocument>(ERASED_SESSIONS_COLLECTION);
   return {
     async mark(triple, at) {
       await markers.updateOne(
-        { _id: keyOf(triple) },
+        { _id: sessionKey(triple) },
         { $setOnInsert: { tenant: triple.tenant, user: triple.user, session: triple.session, erased_at: at } },
         { upsert: true },
       );
     },
     async isErased(triple) {
-      return (await markers.findOne({ _id: keyOf(triple) }, { projection: { _id: 1 } })) !== null;
+      return (await markers.findOne({ _id: sessionKey(triple) }, { projection: { _id: 1 } })) !== null;
     },
   };
 }

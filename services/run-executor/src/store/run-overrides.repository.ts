@@ -1,6 +1,7 @@
 import type { IdentityQuad, RunOverridesView } from '@ars/contracts';
 import type { DottedPath, Store, StoreDocument } from '@ars/store';
 import type { RunOverridesPatch } from '../engine/run-overrides.ts';
+import { sessionKey } from '../domain/session-key.ts';
 
 /** The run overrides collection: one document per (tenant, user, session). */
 export const RUN_OVERRIDES_COLLECTION = 'run_overrides';
@@ -39,16 +40,12 @@ export interface RunOverridesRepository {
   eraseSession(owner: OverridesOwner): Promise<number>;
 }
 
-function keyOf(owner: OverridesOwner): string {
-  return JSON.stringify([owner.tenant, owner.user, owner.session]);
-}
-
 /** The store-backed repository. */
 export function createRunOverridesRepository(store: Store): RunOverridesRepository {
   const collection = store.collection<RunOverridesDocument>(RUN_OVERRIDES_COLLECTION);
   return {
     async get(owner) {
-      const doc = await collection.findOne({ _id: keyOf(owner) });
+      const doc = await collection.findOne({ _id: sessionKey(owner) });
       if (doc === null) return { overrides: {} };
       return { overrides: doc.overrides ?? {}, updated_at: doc.updated_at };
     },
@@ -59,7 +56,7 @@ export function createRunOverridesRepository(store: Store): RunOverridesReposito
       const unset: Record<DottedPath, ''> = {};
       for (const member of patch.clear) unset[`overrides.${member}`] = '';
       const after = await collection.findOneAndUpdate(
-        { _id: keyOf(owner) },
+        { _id: sessionKey(owner) },
         {
           $set: {
             ...set,
@@ -76,6 +73,6 @@ export function createRunOverridesRepository(store: Store): RunOverridesReposito
       return { overrides: after?.overrides ?? {}, updated_at: at };
     },
 
-    eraseSession: async (owner) => (await collection.deleteMany({ _id: keyOf(owner) })).deletedCount,
+    eraseSession: async (owner) => (await collection.deleteMany({ _id: sessionKey(owner) })).deletedCount,
   };
 }

@@ -3,6 +3,7 @@ import type { Collection, Store } from '@ars/store';
 import type { PauseRecord } from '../domain/pause.ts';
 import type { ChatMessage } from '../providers/provider.ts';
 import { PAUSES_COLLECTION } from './task.repository.ts';
+import { sessionKey } from '../domain/session-key.ts';
 
 /**
  * The engine's durable state, next to the task rows: one checkpoint per live
@@ -135,10 +136,6 @@ export const RUN_STATE_DEFAULTS: Readonly<Checkpoint> = Object.freeze({
   inputs_consumed: 0,
   cost_usd: 0,
 });
-
-function sessionKey(owner: Owner): string {
-  return JSON.stringify([owner.tenant, owner.user, owner.session]);
-}
 
 export interface RunStateRepository {
   init(): Promise<void>;

@@ -12,7 +12,7 @@ import type { Store } from '@ars/store';
 import { createLogger } from '@ars/telemetry';
 import { RunExecutorConfig } from '../../src/config.ts';
 import type { PauseRecord } from '../../src/domain/pause.ts';
-import { createApiHandlers } from '../../src/handlers/index.ts';
+import { apiSettingsOf, createApiHandlers } from '../../src/handlers/index.ts';
 import { PAUSES_COLLECTION, createTaskRepository } from '../../src/store/task.repository.ts';
 import type { TaskRepository } from '../../src/store/task.repository.ts';
 import { createErasedSessionRepository } from '../../src/store/erased-session.repository.ts';
@@ -61,11 +61,7 @@ const ApiOnlyService = (capture: (store: Store) => void) =>
           rpc,
           publisher,
           logger,
-          settings: {
-            defaultAgentId: config.DEFAULT_AGENT_ID,
-            controlReplyTimeoutMs: config.CONTROL_REPLY_TIMEOUT_MS,
-            dependencyTimeoutMs: config.DEPENDENCY_TIMEOUT_MS,
-          },
+          settings: apiSettingsOf(config),
         },
         { erasedSessions: createErasedSessionRepository(store) },
       );
