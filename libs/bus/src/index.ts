@@ -68,7 +68,13 @@ export type {
   ReadEventsOptions,
   TailEventsOptions,
 } from './event-reader.ts';
-export { findFreePort, resolveNatsServerBinary, startNatsCluster, startNatsServer } from './nats-server.ts';
+export {
+  findFreePort,
+  goMemoryEnvironment,
+  resolveNatsServerBinary,
+  startNatsCluster,
+  startNatsServer,
+} from './nats-server.ts';
 export type {
   NatsClusterHandle,
   NatsClusterMembership,

@@ -34,6 +34,11 @@ export interface NatsServerOptions {
   readonly startTimeoutMs?: number;
   /** The binary; @default env `ARS_NATS_SERVER`, else `nats-server` on PATH, else `/usr/sbin/nats-server`. */
   readonly binary?: string;
+  /**
+   * The server's memory budget, in MiB ({@link goMemoryEnvironment}); unset
+   * leaves Go's collector at its defaults.
+   */
+  readonly memoryLimitMiB?: number;
 }
 
 export interface NatsServerHandle {
@@ -125,6 +130,24 @@ async function serverArgs(port: number, options: NatsServerOptions): Promise<str
   return ['-c', file];
 }
 
+/**
+ * The environment that gives a Go program a fixed memory budget: collect
+ * when the runtime's memory reaches `limitMiB` (`GOMEMLIMIT`) rather than
+ * each time the heap doubles its live data (`GOGC=off`). Go's default
+ * pacing let nats-server's resident memory swing by a third every 30 s
+ * under steady load (its message-block caches come and go in 8 MiB
+ * buffers, and the collector returns the freed pages to the system in
+ * between); with a budget it stays at the budget, and collects less often.
+ * The limit is soft: a live heap beyond it still grows, collected
+ * continuously (Go caps that at half the CPU), so the budget must sit well
+ * above the server's live data (bench/RESULTS.md, seventh pass).
+ */
+export function goMemoryEnvironment(limitMiB: number): Record<string, string> {
+  if (!Number.isInteger(limitMiB) || limitMiB <= 0)
+    throw new RangeError(`memory limit must be a positive number of MiB, got ${limitMiB}`);
+  return { GOMEMLIMIT: `${limitMiB}MiB`, GOGC: 'off' };
+}
+
 interface Spawned {
   readonly child: ChildProcess;
   readonly stderr: () => string;
@@ -133,8 +156,9 @@ interface Spawned {
   readonly exited: Promise<number | null>;
 }
 
-function spawnServer(binary: string, args: readonly string[]): Spawned {
-  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+function spawnServer(binary: string, args: readonly string[], memoryLimitMiB: number | undefined): Spawned {
+  const env = memoryLimitMiB === undefined ? process.env : { ...process.env, ...goMemoryEnvironment(memoryLimitMiB) };
+  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'], env });
   let stderr = '';
   let ready = false;
   child.stderr?.setEncoding('utf8');
@@ -201,12 +225,14 @@ function handleFor(spawned: Spawned, port: number): NatsServerHandle {
  */
 export async function startNatsServer(options: NatsServerOptions): Promise<NatsServerHandle> {
   const binary = options.binary ?? resolveNatsServerBinary();
+  // Checked before anything is spawned: a bad budget fails the call, not the server.
+  if (options.memoryLimitMiB !== undefined) goMemoryEnvironment(options.memoryLimitMiB);
   const timeoutMs = options.startTimeoutMs ?? 15_000;
   const attempts = options.port === undefined ? 3 : 1;
   let lastError: unknown;
   for (let i = 0; i < attempts; i++) {
     const port = options.port ?? (await findFreePort());
-    const spawned = spawnServer(binary, await serverArgs(port, options));
+    const spawned = spawnServer(binary, await serverArgs(port, options), options.memoryLimitMiB);
     try {
       await waitUntilListening(spawned, port, timeoutMs);
       return handleFor(spawned, port);

@@ -1,7 +1,14 @@
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectBus, findFreePort, resolveNatsServerBinary, startNatsServer } from '../src/index.ts';
+import {
+  connectBus,
+  findFreePort,
+  goMemoryEnvironment,
+  resolveNatsServerBinary,
+  startNatsServer,
+} from '../src/index.ts';
 import { tempDir } from './helpers.ts';
 
 function isAlive(pid: number): boolean {
@@ -36,6 +43,28 @@ describe('startNatsServer', () => {
       await server.stop();
     }
     expect(isAlive(server.pid)).toBe(false);
+  });
+
+  it("runs the server on a memory budget when asked, and on Go's defaults otherwise", async () => {
+    const environOf = async (pid: number): Promise<string[]> =>
+      (await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0');
+    const budgeted = await startNatsServer({ storeDir: `${dir.path}/m1`, memoryLimitMiB: 128 });
+    const plain = await startNatsServer({ storeDir: `${dir.path}/m2` });
+    try {
+      expect(await environOf(budgeted.pid)).toEqual(expect.arrayContaining(['GOMEMLIMIT=128MiB', 'GOGC=off']));
+      expect((await environOf(plain.pid)).filter((v) => v.startsWith('GOMEMLIMIT='))).toEqual(
+        process.env.GOMEMLIMIT === undefined ? [] : [`GOMEMLIMIT=${process.env.GOMEMLIMIT}`],
+      );
+    } finally {
+      await Promise.all([budgeted.stop(), plain.stop()]);
+    }
+  });
+
+  it.each([0, -1, 1.5, Number.NaN])('refuses a memory budget of %s MiB before spawning anything', async (limit) => {
+    expect(() => goMemoryEnvironment(limit)).toThrow(RangeError);
+    await expect(startNatsServer({ storeDir: `${dir.path}/m3`, memoryLimitMiB: limit })).rejects.toThrow(
+      /memory limit must be a positive number of MiB/,
+    );
   });
 
   it('stops twice without error', async () => {

@@ -33,7 +33,7 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
       if (args.length > 0)
         return usageError(
           io,
-          `up takes no arguments (configure it with PORT, HOST, DATA_DIR, NATS_URL, MONGO_URL, STORE_ENGINE)`,
+          `up takes no arguments (configure it with PORT, HOST, DATA_DIR, NATS_URL, NATS_MEMORY_LIMIT_MIB, MONGO_URL, STORE_ENGINE)`,
         );
       return upCommand(io);
     case 'test':

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NATS_MEMORY_LIMIT_MIB, NATS_MEMORY_LIMIT_MIN_MIB } from './local-nats.ts';
 
 /**
  * The CLI's environment. `main.ts` reads `process.env` once and hands the
@@ -43,6 +44,25 @@ export const UpConfig = z.object({
         'must be a comma-separated list of nats:// or tls:// URLs',
       ),
   ).describe('Use this NATS; unset spawns a nats-server with its store under DATA_DIR.'),
+  NATS_MEMORY_LIMIT_MIB: optional(
+    z
+      .string()
+      .regex(/^\d+$/, 'must be a whole number of MiB')
+      .transform(Number)
+      .pipe(
+        z
+          .number()
+          .int()
+          .refine(
+            (value) => value === 0 || value >= NATS_MEMORY_LIMIT_MIN_MIB,
+            `must be 0 (Go's defaults) or at least ${NATS_MEMORY_LIMIT_MIN_MIB}`,
+          ),
+      ),
+  )
+    .transform((value) => value ?? NATS_MEMORY_LIMIT_MIB)
+    .describe(
+      `Memory budget of the local nats-server in MiB (GOMEMLIMIT, GOGC=off); 0 leaves Go's defaults. Default ${NATS_MEMORY_LIMIT_MIB}.`,
+    ),
   MONGO_URL: optional(
     z
       .string()

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { NatsServerHandle } from '@ars/bus';
 import { isAlive, restartLocalNats } from './local-nats.ts';
+import type { LocalNatsOptions } from './local-nats.ts';
 import type { RestartPolicy } from './system-options.ts';
 
 /** Holds the system's own nats-server and, once asked, keeps it running. */
@@ -23,6 +24,7 @@ const CHECK_INTERVAL_MS = 500;
 export function keepLocalNats(
   initial: NatsServerHandle,
   dataDir: string,
+  options: LocalNatsOptions,
   log: (level: 'info' | 'error', message: string) => void,
 ): NatsKeeper {
   let nats = initial;
@@ -49,7 +51,7 @@ export function keepLocalNats(
         await sleep(delayMs);
         if (stopped) return;
         try {
-          nats = await restartLocalNats(dataDir, dead.port);
+          nats = await restartLocalNats(dataDir, dead.port, options);
           log('info', 'nats-server restarted; the services reconnect by themselves');
           const restarted = nats;
           setTimeout(() => {

@@ -63,7 +63,8 @@ export async function startSystem(input: StartSystemOptions): Promise<RunningSys
   const unlock = await lockDataDir(dataDir);
   let nats: NatsServerHandle | undefined;
   try {
-    if (options.natsUrl === undefined) nats = await startLocalNats(dataDir);
+    if (options.natsUrl === undefined)
+      nats = await startLocalNats(dataDir, { memoryLimitMiB: options.natsMemoryLimitMiB });
     const port = options.port === 0 ? await findFreePort() : options.port;
     const supervisor = new Supervisor(options, { dataDir, port, nats, unlock, onLog: input.onLog });
     await supervisor.start(input.signal);
@@ -117,7 +118,10 @@ class Supervisor {
     };
     this.restart = restartPolicy(options.restart);
     this.nats =
-      context.nats && keepLocalNats(context.nats, context.dataDir, (level, message) => this.log(level, message));
+      context.nats &&
+      keepLocalNats(context.nats, context.dataDir, { memoryLimitMiB: options.natsMemoryLimitMiB }, (level, message) =>
+        this.log(level, message),
+      );
     // A supervisor that dies must not leave its children behind.
     process.on('exit', this.killOnExit);
   }

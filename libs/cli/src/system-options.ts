@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NATS_MEMORY_LIMIT_MIB, NATS_MEMORY_LIMIT_MIN_MIB } from './local-nats.ts';
 
 const NATS_URL = /^(nats|tls):\/\/\S+$/;
 
@@ -63,6 +64,18 @@ export const SystemOptions = z.object({
     .refine(isNatsUrlList, 'must be a comma-separated list of nats:// or tls:// URLs')
     .optional()
     .describe('Use this NATS; unset spawns a nats-server with its store under dataDir.'),
+  natsMemoryLimitMiB: z
+    .number()
+    .int()
+    .min(0)
+    .refine(
+      (value) => value === 0 || value >= NATS_MEMORY_LIMIT_MIN_MIB,
+      `must be 0 (Go's defaults) or at least ${NATS_MEMORY_LIMIT_MIN_MIB}`,
+    )
+    .default(NATS_MEMORY_LIMIT_MIB)
+    .describe(
+      `Memory budget of the local nats-server in MiB (GOMEMLIMIT with GOGC=off); 0 leaves Go's defaults. Default ${NATS_MEMORY_LIMIT_MIB}.`,
+    ),
   mongoUrl: z
     .string()
     .refine(isMongoUrl, 'must be a mongodb:// or mongodb+srv:// URL')

@@ -13,11 +13,16 @@ function problemsOf(env: Record<string, string>): string[] {
 
 describe('parseUpConfig', () => {
   it('applies the defaults to an empty environment', () => {
-    expect(parseUpConfig({})).toEqual({ PORT: 8080, HOST: '127.0.0.1', DATA_DIR: '.data' });
+    expect(parseUpConfig({})).toEqual({ PORT: 8080, HOST: '127.0.0.1', DATA_DIR: '.data', NATS_MEMORY_LIMIT_MIB: 384 });
   });
 
   it('treats an empty variable as unset', () => {
-    expect(parseUpConfig({ PORT: '', NATS_URL: '' })).toEqual({ PORT: 8080, HOST: '127.0.0.1', DATA_DIR: '.data' });
+    expect(parseUpConfig({ PORT: '', NATS_URL: '', NATS_MEMORY_LIMIT_MIB: '' })).toEqual({
+      PORT: 8080,
+      HOST: '127.0.0.1',
+      DATA_DIR: '.data',
+      NATS_MEMORY_LIMIT_MIB: 384,
+    });
   });
 
   it('accepts every valid variable', () => {
@@ -26,10 +31,16 @@ describe('parseUpConfig', () => {
       HOST: '0.0.0.0',
       DATA_DIR: '/tmp/x',
       NATS_URL: 'nats://a:4222,nats://b:4222',
+      NATS_MEMORY_LIMIT_MIB: '512',
       MONGO_URL: 'mongodb://m:27017',
       STORE_ENGINE: 'sqlite',
     };
-    expect(parseUpConfig(env)).toEqual({ ...env, PORT: 0 });
+    expect(parseUpConfig(env)).toEqual({ ...env, PORT: 0, NATS_MEMORY_LIMIT_MIB: 512 });
+    expect(parseUpConfig({ NATS_MEMORY_LIMIT_MIB: '0' }).NATS_MEMORY_LIMIT_MIB).toBe(0);
+  });
+
+  it.each(['abc', '-1', '32', '100.5', '1GiB'])('names NATS_MEMORY_LIMIT_MIB when it is %j', (limit) => {
+    expect(problemsOf({ NATS_MEMORY_LIMIT_MIB: limit })).toEqual(['NATS_MEMORY_LIMIT_MIB']);
   });
 
   it.each(['abc', '-1', '65536', '80.5', '8080x'])('names PORT when it is %j', (port) => {

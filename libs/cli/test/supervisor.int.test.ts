@@ -51,6 +51,10 @@ describe('startSystem', () => {
       expect(argv.slice(1, 1 + SERVICE_NODE_FLAGS.length), name).toEqual([...SERVICE_NODE_FLAGS]);
       expect(argv[1 + SERVICE_NODE_FLAGS.length], name).toBe(`services/${name}/src/main.ts`);
     }
+    // The local nats-server runs on its memory budget (NATS_MEMORY_LIMIT_MIB's default).
+    const nats = pids.find((p) => p.name === 'nats-server');
+    const natsEnv = (await readFile(`/proc/${nats?.pid}/environ`, 'utf8')).split('\0');
+    expect(natsEnv).toEqual(expect.arrayContaining(['GOMEMLIMIT=384MiB', 'GOGC=off']));
     expect(logs.some((line) => line.startsWith('[session]') && line.includes('service started'))).toBe(true);
 
     await system.stop();

@@ -9,8 +9,15 @@ describe('parseSystemOptions', () => {
       stopGraceMs: 10_000,
       restart: false,
       nodeFlags: ['--min-semi-space-size=32', '--max-semi-space-size=32'],
+      natsMemoryLimitMiB: 384,
     });
     expect(parseSystemOptions({ dataDir: '/tmp/d', port: 0, nodeFlags: [] }).nodeFlags).toEqual([]);
+  });
+
+  it("takes 0 as Go's defaults for the local nats-server and any budget from 64 MiB", () => {
+    expect(parseSystemOptions({ dataDir: '/d', port: 0, natsMemoryLimitMiB: 0 }).natsMemoryLimitMiB).toBe(0);
+    expect(parseSystemOptions({ dataDir: '/d', port: 0, natsMemoryLimitMiB: 64 }).natsMemoryLimitMiB).toBe(64);
+    expect(parseSystemOptions({ dataDir: '/d', port: 0, natsMemoryLimitMiB: 2048 }).natsMemoryLimitMiB).toBe(2048);
   });
 
   it.each([
@@ -20,6 +27,9 @@ describe('parseSystemOptions', () => {
     [{ dataDir: '/d', port: 0, natsUrl: 'localhost:4222' }, 'natsUrl'],
     [{ dataDir: '/d', port: 0, mongoUrl: 'http://m' }, 'mongoUrl'],
     [{ dataDir: '/d', port: 0, nodeFlags: ['--inspect', 'evil.js'] }, 'nodeFlags.1'],
+    [{ dataDir: '/d', port: 0, natsMemoryLimitMiB: 32 }, 'natsMemoryLimitMiB'],
+    [{ dataDir: '/d', port: 0, natsMemoryLimitMiB: -1 }, 'natsMemoryLimitMiB'],
+    [{ dataDir: '/d', port: 0, natsMemoryLimitMiB: 100.5 }, 'natsMemoryLimitMiB'],
   ])('names the bad option in %j', (input, option) => {
     expect(() => parseSystemOptions(input)).toThrow(SystemOptionsError);
     expect(() => parseSystemOptions(input)).toThrow(new RegExp(`${option}: `));

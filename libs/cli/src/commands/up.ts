@@ -46,6 +46,7 @@ export async function upCommand(io: Io): Promise<number> {
         port: config.PORT,
         host: config.HOST,
         ...(config.NATS_URL === undefined ? {} : { natsUrl: config.NATS_URL }),
+        natsMemoryLimitMiB: config.NATS_MEMORY_LIMIT_MIB,
         ...(config.MONGO_URL === undefined ? {} : { mongoUrl: config.MONGO_URL }),
         restart: true,
         color: useColor(io.env, io.isTty),
