@@ -15,6 +15,7 @@
  *     [--duration 20000] [--warmup 5000] [--clients 16] [--executors 1] [--sustain 60]
  *     [--warm-after SECONDS (a fifth of --sustain)] [--sample-every 5] [--rss-series] [--env K=V,K=V]
  *     [--node-flags 'FLAGS' (default the supervisor's SERVICE_NODE_FLAGS; '' for none)] [--mongo-url URL] [--cpu-prof-dir DIR]
+ *     [--nats-memory-limit MiB (default the supervisor's; 0 for Go's defaults)]
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -47,6 +48,7 @@ const { values } = parseArgs({
     env: { type: 'string', default: '' },
     'node-flags': { type: 'string' },
     'mongo-url': { type: 'string' },
+    'nats-memory-limit': { type: 'string' },
     'cpu-prof-dir': { type: 'string' },
     query: { type: 'string', default: '#script tool:echo{"a":1};tool:echo{"b":2};finish:done' },
   },
@@ -66,6 +68,8 @@ const NODE_FLAGS: readonly string[] =
   values['node-flags'] === undefined ? SERVICE_NODE_FLAGS : values['node-flags'].split(' ').filter((f) => f !== '');
 const QUERY = values.query;
 const MONGO_URL = values['mongo-url'];
+/** The spawned nats-server's memory budget in MiB (0: Go's defaults); unset keeps the supervisor's default. */
+const NATS_MEMORY_LIMIT = values['nats-memory-limit'] === undefined ? undefined : Number(values['nats-memory-limit']);
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
 const f = (n: number, digits = 2) => n.toFixed(digits);
@@ -352,6 +356,7 @@ async function main(): Promise<void> {
     ...(MONGO_URL === undefined ? {} : { mongoUrl: MONGO_URL }),
     env: serviceEnv(),
     nodeFlags: NODE_FLAGS,
+    ...(NATS_MEMORY_LIMIT === undefined ? {} : { natsMemoryLimitMiB: NATS_MEMORY_LIMIT }),
   });
   const extras: ChildProcess[] = [];
   try {

@@ -20,6 +20,8 @@ export interface TestSystemOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Node.js flags of every service process. @default the supervisor's SERVICE_NODE_FLAGS */
   readonly nodeFlags?: readonly string[];
+  /** Memory budget of the spawned nats-server in MiB, 0 for Go's defaults. @default the supervisor's */
+  readonly natsMemoryLimitMiB?: number;
   /** Echo the children's logs to stderr. @default env ARS_TEST_LOGS */
   readonly echoLogs?: boolean;
   /** @default 90000 (two cores, seven processes) */
@@ -71,6 +73,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
       ...(options.mongoUrl === undefined ? {} : { mongoUrl: options.mongoUrl }),
       ...(options.env === undefined ? {} : { env: { ...options.env } }),
       ...(options.nodeFlags === undefined ? {} : { nodeFlags: [...options.nodeFlags] }),
+      ...(options.natsMemoryLimitMiB === undefined ? {} : { natsMemoryLimitMiB: options.natsMemoryLimitMiB }),
     });
   } catch (error) {
     await rm(dataDir, { recursive: true, force: true });
