@@ -27,11 +27,9 @@ export type { EventFilter, EventSubjectParts } from './subjects.ts';
 export {
   ARTIFACTS_OBJECT_STORE,
   DEFAULT_EVENTS_MAX_AGE_MS,
-  DEFAULT_LEASES_MAX_AGE_MS,
   DUPLICATE_WINDOW_MS,
   EVENTS_STREAM,
   FLEET_BUCKET,
-  LEASES_BUCKET,
   REVOCATIONS_BUCKET,
   RUNS_STREAM,
   ensureInfrastructure,

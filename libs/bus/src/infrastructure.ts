@@ -11,8 +11,6 @@ import type { Bus } from './connection.ts';
 export const EVENTS_STREAM = 'EVENTS';
 /** The run queue: start messages, work-queue retention, subjects `ars.runs.>`. */
 export const RUNS_STREAM = 'RUNS';
-/** KV bucket of run leases. */
-export const LEASES_BUCKET = 'ars_leases';
 /** KV bucket of fleet (agent) registrations. */
 export const FLEET_BUCKET = 'ars_fleet';
 /** KV bucket of revoked token ids. */
@@ -23,14 +21,6 @@ export const ARTIFACTS_OBJECT_STORE = 'ars_artifacts';
 export const DUPLICATE_WINDOW_MS = 2 * 60_000;
 /** Default age limit of the EVENTS stream: 7 days. */
 export const DEFAULT_EVENTS_MAX_AGE_MS = 7 * 24 * 60 * 60_000;
-/**
- * Age limit (KV `ttl`) of the `ars_leases` bucket: 5 minutes. A released
- * lease leaves a purge marker per run; without a limit they pile up, one per
- * run ever executed. A held lease is rewritten every third of its lifetime
- * (`EXECUTOR_LEASE_TTL_MS`, at most 600 s, so at most every 200 s), so its
- * entry never ages out while it is held.
- */
-export const DEFAULT_LEASES_MAX_AGE_MS = 5 * 60_000;
 
 /** Options of {@link ensureInfrastructure}. */
 export interface InfrastructureOptions {
@@ -47,12 +37,6 @@ export interface InfrastructureOptions {
    * with defaults must not undo it. @default false
    */
   readonly keepEventsRetention?: boolean;
-  /**
-   * Age limit of the `ars_leases` bucket in milliseconds; it must exceed the
-   * longest lease refresh period (a third of `EXECUTOR_LEASE_TTL_MS`).
-   * Applied to an existing bucket too. @default DEFAULT_LEASES_MAX_AGE_MS
-   */
-  readonly leasesMaxAgeMs?: number;
 }
 
 /** What {@link ensureInfrastructure} did to each stream. */
@@ -127,7 +111,7 @@ async function ensureStream(jsm: JetStreamManager, desired: DesiredStream, retry
 /**
  * Creates, or brings up to date, everything the service needs on JetStream:
  * streams EVENTS and RUNS (file storage, 2-minute duplicate window), KV buckets
- * `ars_leases`, `ars_fleet`, `ars_revocations` and object store
+ * `ars_fleet`, `ars_revocations` and object store
  * `ars_artifacts`. Idempotent and safe to run from every service at boot;
  * changed limits (for example the EVENTS age) are applied by a stream update.
  */
@@ -171,21 +155,11 @@ export async function ensureInfrastructure(
   streams[RUNS_STREAM] = await ensureStream(bus.jsm, runs);
 
   const kvm = new Kvm(bus.js);
-  const leasesMaxAgeMs = options.leasesMaxAgeMs ?? DEFAULT_LEASES_MAX_AGE_MS;
-  for (const bucket of [LEASES_BUCKET, FLEET_BUCKET, REVOCATIONS_BUCKET]) {
-    const ttl = bucket === LEASES_BUCKET ? { ttl: leasesMaxAgeMs } : {};
-    await withRetry(() => kvm.create(bucket, { history: 1, storage: StorageType.File, replicas, ...ttl }));
+  for (const bucket of [FLEET_BUCKET, REVOCATIONS_BUCKET]) {
+    await withRetry(() => kvm.create(bucket, { history: 1, storage: StorageType.File, replicas }));
   }
-  await ensureMaxAge(bus.jsm, `KV_${LEASES_BUCKET}`, leasesMaxAgeMs);
   await withRetry(() => new Objm(bus.js).create(ARTIFACTS_OBJECT_STORE, { storage: StorageType.File, replicas }));
   return { streams };
-}
-
-/** Sets the age limit of a stream that exists (a bucket made before its limit was), when it differs. */
-async function ensureMaxAge(jsm: JetStreamManager, name: string, maxAgeMs: number): Promise<void> {
-  const info = await streamInfo(jsm, name);
-  if (info === undefined || info.config.max_age === nanos(maxAgeMs)) return;
-  await jsm.streams.update(name, { ...info.config, max_age: nanos(maxAgeMs) });
 }
 
 /** KV and object-store creation race when several services boot at once; a second try opens the winner's. */
@@ -197,7 +171,7 @@ async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Opens a KV bucket that {@link ensureInfrastructure} created (`LEASES_BUCKET`, …). */
+/** Opens a KV bucket that {@link ensureInfrastructure} created (`FLEET_BUCKET`, …). */
 export function openKv(bus: Bus, bucket: string): Promise<KV> {
   return new Kvm(bus.js).open(bucket);
 }

@@ -1,12 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Kvm } from '@nats-io/kv';
 import {
   ARTIFACTS_OBJECT_STORE,
-  DEFAULT_LEASES_MAX_AGE_MS,
   DUPLICATE_WINDOW_MS,
   EVENTS_STREAM,
   FLEET_BUCKET,
-  LEASES_BUCKET,
   REVOCATIONS_BUCKET,
   RUNS_STREAM,
   connectBus,
@@ -83,7 +80,7 @@ describe('ensureInfrastructure', () => {
 
   it('creates the KV buckets and the object store', async () => {
     await ensureInfrastructure(bus);
-    for (const bucket of [LEASES_BUCKET, FLEET_BUCKET, REVOCATIONS_BUCKET]) {
+    for (const bucket of [FLEET_BUCKET, REVOCATIONS_BUCKET]) {
       const kv = await openKv(bus, bucket);
       await kv.put('k', 'v');
       expect((await kv.get('k'))?.string()).toBe('v');
@@ -93,19 +90,6 @@ describe('ensureInfrastructure', () => {
     await store.putBlob({ name: 'a' }, new Uint8Array([1, 2, 3]));
     expect([...((await store.getBlob('a')) ?? [])]).toEqual([1, 2, 3]);
     expect((await bus.jsm.streams.info(`OBJ_${ARTIFACTS_OBJECT_STORE}`)).config.storage).toBe('file');
-  });
-
-  it('gives the lease bucket an age limit, also when the bucket was made without one', async () => {
-    await bus.jsm.streams.delete(`KV_${LEASES_BUCKET}`).catch(() => undefined);
-    await new Kvm(bus.js).create(LEASES_BUCKET, { history: 1 });
-    expect((await bus.jsm.streams.info(`KV_${LEASES_BUCKET}`)).config.max_age).toBe(0);
-    await ensureInfrastructure(bus);
-    expect((await bus.jsm.streams.info(`KV_${LEASES_BUCKET}`)).config.max_age).toBe(
-      DEFAULT_LEASES_MAX_AGE_MS * NS_PER_MS,
-    );
-    await ensureInfrastructure(bus, { leasesMaxAgeMs: 600_000 });
-    expect((await bus.jsm.streams.info(`KV_${LEASES_BUCKET}`)).config.max_age).toBe(600_000 * NS_PER_MS);
-    await ensureInfrastructure(bus);
   });
 
   it('converges when several services run it at the same time', async () => {
@@ -122,7 +106,6 @@ describe('ensureInfrastructure', () => {
       [
         EVENTS_STREAM,
         RUNS_STREAM,
-        `KV_${LEASES_BUCKET}`,
         `KV_${FLEET_BUCKET}`,
         `KV_${REVOCATIONS_BUCKET}`,
         `OBJ_${ARTIFACTS_OBJECT_STORE}`,

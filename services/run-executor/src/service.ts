@@ -8,6 +8,7 @@ import { createRunStateRepository } from './store/run-state.repository.ts';
 import { createRunOverridesRepository } from './store/run-overrides.repository.ts';
 import { createTaskConfigRepository } from './store/task-config.repository.ts';
 import { createErasedSessionRepository } from './store/erased-session.repository.ts';
+import { createLeaseRepository } from './store/lease.repository.ts';
 
 /**
  * The run-executor service: start, the nine steering controls, tasks.*, pause.list, search.tasks, runs.set_overrides and flows.*; runs the planner loop on the RUNS work queue.
@@ -53,6 +54,7 @@ export const runExecutorService = defineService({
       runStates,
       runOverrides,
       taskConfigs,
+      leases: createLeaseRepository(store),
       settings: engineSettingsOf(config),
     });
     return { handlers: api.handlers, internalHandlers: api.internalHandlers, stop: () => engine.stop() };

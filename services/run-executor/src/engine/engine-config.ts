@@ -73,7 +73,7 @@ export const ENGINE_CONFIG_SHAPE = {
     30_000,
     1_000,
     600_000,
-    'Lifetime of a run lease in KV ars_leases, refreshed by its holder every third of it, in ms. Default 30000.',
+    'Lifetime of a run lease (collection run_leases of the task store), extended by its holder every third of it, in ms. Default 30000.',
   ),
   RUN_MAX_STEPS: int(
     25,

@@ -1,5 +1,6 @@
 import type { Bus, RpcClient } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
+import type { LeaseRepository } from '../store/lease.repository.ts';
 import type { RunOverridesRepository } from '../store/run-overrides.repository.ts';
 import type { RunStateRepository } from '../store/run-state.repository.ts';
 import type { TaskConfigRepository } from '../store/task-config.repository.ts';
@@ -35,6 +36,7 @@ export interface EngineOptions {
   readonly runStates: RunStateRepository;
   readonly runOverrides: RunOverridesRepository;
   readonly taskConfigs: TaskConfigRepository;
+  readonly leases: LeaseRepository;
   readonly settings: EngineSettings;
 }
 
@@ -55,7 +57,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // The lease manager reports lost leases to the consumer created after it.
   const ref: { consumer?: RunConsumer } = {};
   const js = createJsPipeline(bus);
-  const leases = await createLeaseManager(bus, js, {
+  const leases = createLeaseManager(options.leases, {
     owner: options.instanceId,
     ttlMs: settings.leaseTtlMs,
     onLost: (taskId) => ref.consumer?.leaseLost(taskId),

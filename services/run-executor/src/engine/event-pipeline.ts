@@ -17,7 +17,7 @@ import { injectTraceContext } from '@ars/telemetry';
 import type { Logger } from '@ars/telemetry';
 
 /**
- * JetStream publishing for the engine's hot path (events, leases): each
+ * JetStream publishing for the engine's hot path (its events): each
  * message goes out at once on the bus connection's shared reply inbox
  * (`publishToStream`), in call order; the connection writes what a turn of
  * the event loop sent in one socket write, so the stream stores the

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newTaskRecord } from '../../src/domain/start.ts';
 import { enqueueRun } from '../../src/engine/work-queue.ts';
 import { createLeaseManager } from '../../src/engine/lease.ts';
-import { createJsPipeline } from '../../src/engine/event-pipeline.ts';
+import { createLeaseRepository } from '../../src/store/lease.repository.ts';
 import { newCaller, startEngineHarness } from './harness.ts';
 import type { EngineHarness } from './harness.ts';
 
@@ -36,8 +36,7 @@ describe('scheduling', () => {
   });
 
   it('offers a run again later while another live executor holds its lease', async () => {
-    const pipeline = createJsPipeline(h.bus);
-    const other = await createLeaseManager(h.bus, pipeline, {
+    const other = createLeaseManager(createLeaseRepository(h.store), {
       owner: 'another-executor',
       ttlMs: 1_500,
       onLost: () => {},
@@ -63,42 +62,5 @@ describe('scheduling', () => {
     expect(Date.now() - queuedAt).toBeGreaterThan(1_000);
     expect((await watch.terminal()).type).toBe('task.completed');
     watch.stop();
-    pipeline.close();
-  });
-});
-
-describe('leases', () => {
-  let h: EngineHarness;
-
-  beforeAll(async () => {
-    h = await startEngineHarness();
-  });
-
-  afterAll(async () => {
-    await h?.stop();
-  });
-
-  it('lets one executor hold a run, and another take it over only once the lease expired', async () => {
-    const pipeline = createJsPipeline(h.bus);
-    const lost: string[] = [];
-    const a = await createLeaseManager(h.bus, pipeline, { owner: 'a', ttlMs: 400, onLost: (id) => lost.push(id) });
-    const b = await createLeaseManager(h.bus, pipeline, { owner: 'b', ttlMs: 400, onLost: () => {} });
-    const first = await a.acquire('task-1');
-    expect(first.ok).toBe(true);
-    const refused = await b.acquire('task-1');
-    expect(refused).toMatchObject({ ok: false, holder: 'a' });
-    if (!refused.ok) expect(refused.retryInMs).toBeGreaterThan(0);
-
-    await a.refreshAll();
-    expect(lost).toEqual([]);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const taken = await b.acquire('task-1');
-    expect(taken.ok).toBe(true);
-    await a.refreshAll();
-    expect(lost).toEqual(['task-1']);
-
-    if (taken.ok) await b.release(taken.lease);
-    expect((await a.acquire('task-1')).ok).toBe(true);
-    pipeline.close();
   });
 });
