@@ -1,8 +1,9 @@
-import type { Decision, ChunkKind, CompletionResult } from '../providers/provider.ts';
+import type { Decision, CompletionResult } from '../providers/provider.ts';
 import { invokeWithPolicy } from '../tools/registry.ts';
 import { SERVICE_TOOL_NAMES } from '../tools/service-tools.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { awaitApproval } from './approval.ts';
+import { createChunkStream } from './chunk-stream.ts';
 import { governedCompletion } from './llm-call.ts';
 import { refreshMemory } from './run-prepare.ts';
 import {
@@ -68,8 +69,7 @@ export async function runStep(run: RunLoop): Promise<void> {
 async function complete(run: RunLoop, stepNo: number): Promise<CompletionResult | undefined> {
   if (run.memoryStale) await refreshMemory(run);
   const quad = run.events.quad;
-  let lastKind: ChunkKind = 'text';
-  const chunk = (delta: string, kind: ChunkKind, done: boolean): void => {
+  const chunks = createChunkStream((delta, kind, done) => {
     run.events.emit('llm.completion.chunk', {
       Identity: quad,
       TaskID: run.taskId,
@@ -79,26 +79,30 @@ async function complete(run: RunLoop, stepNo: number): Promise<CompletionResult 
       Kind: kind,
       OccurredAt: occurredAt(),
     });
-  };
-  const result = await governedCompletion(
-    run.call,
-    {
-      taskId: run.taskId,
-      step: run.state.step,
-      query: run.task.query,
-      goal: run.task.goal,
-      system: systemPrompt(run.agent.system, run.task.goal, [run.memoryText, run.artifactsText]),
-      messages: promptMessages(run.history, run.task.query, run.state.messages),
-      tools: run.specs,
-      signal: run.abort.signal,
-      onChunk: (delta, kind) => {
-        lastKind = kind;
-        chunk(delta, kind, false);
+  });
+  let result: CompletionResult | undefined;
+  try {
+    result = await governedCompletion(
+      run.call,
+      {
+        taskId: run.taskId,
+        step: run.state.step,
+        query: run.task.query,
+        goal: run.task.goal,
+        system: systemPrompt(run.agent.system, run.task.goal, [run.memoryText, run.artifactsText]),
+        messages: promptMessages(run.history, run.task.query, run.state.messages),
+        tools: run.specs,
+        signal: run.abort.signal,
+        onChunk: (delta, kind) => chunks.push(delta, kind),
       },
-    },
-    stepNo,
-  );
-  if (result !== undefined) chunk('', lastKind, true);
+      stepNo,
+    );
+  } catch (error) {
+    chunks.abandon(run.abort.signal.aborted);
+    throw error;
+  }
+  if (result === undefined) chunks.abandon(run.abort.signal.aborted);
+  else chunks.end();
   return result;
 }
 

@@ -64,13 +64,19 @@ describe('run loop', () => {
     expect(task?.steps.map((s) => s.index)).toEqual([1, 2, 3]);
   });
 
-  it('streams chunks with TaskID, RunID and a final Done chunk', async () => {
+  it('streams chunks with TaskID, RunID, the last of each call carrying Done', async () => {
     const { taskId, events } = await run('#script tool:echo{};finish:ok');
     const chunks = ofType(events, 'llm.completion.chunk');
     expect(chunks.every((c) => c.payload.TaskID === taskId && c.payload.RunID === taskId)).toBe(true);
-    const done = chunks.filter((c) => c.payload.Done === true);
-    expect(done).toHaveLength(2);
-    expect(done.every((c) => c.payload.Delta === '')).toBe(true);
+    // Two calls, two chunks each (the reasoning digest, then the tool call or the answer); no empty closing chunk.
+    expect(chunks.map((c) => [c.payload.Kind, c.payload.Done])).toEqual([
+      ['reasoning', false],
+      ['tool_call', true],
+      ['reasoning', false],
+      ['text', true],
+    ]);
+    expect(chunks[1]?.payload.Delta).toBe('echo {}');
+    expect(chunks[3]?.payload.Delta).toBe('ok');
     expect(new Set(chunks.map((c) => c.payload.Kind))).toEqual(new Set(['reasoning', 'tool_call', 'text']));
   });
 
