@@ -91,12 +91,6 @@ export interface TaskRecord {
   context: ContextEntry[];
   /** EVENTS sequence of this task's `task.spawned`, once published. */
   spawned_sequence?: number;
-  /**
-   * EVENTS sequence of the latest event whose effect the record reflects,
-   * when the engine stamps it (`setLastSequence`); clients may drop replayed
-   * events of this run at or below it.
-   */
-  last_sequence?: number;
 }
 
 /** True for `complete`, `failed` and `cancelled`: the task never changes again. */
@@ -132,6 +126,5 @@ export function toTaskView(task: TaskRecord): Task {
     ...optional('ended_at'),
     ...optional('error_code'),
     ...optional('error_message'),
-    ...optional('last_sequence'),
   };
 }

@@ -20,8 +20,7 @@ import type { Bus } from '@ars/bus';
  *   snapshot, or (for a write that landed between S and R) already in it.
  *   The run-executor's snapshot rows are made of absolute values (a status, a
  *   goal, a priority, a pause keyed by its token), so re-applying such an
- *   event leaves the row as it is; and when the engine stamps
- *   `task.last_sequence`, a client drops events of that run at or below it.
+ *   event leaves the row as it is.
  *   Reading S after R instead would lose the first property (a write
  *   between R and S would be neither in the snapshot nor replayed), which
  *   no client can repair, while the second is repaired by idempotence.

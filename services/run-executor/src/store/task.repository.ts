@@ -76,8 +76,6 @@ export interface TaskRepository {
   acknowledgeBackground(taskId: string): Promise<boolean>;
   /** Records the EVENTS sequence of the task's `task.spawned`. */
   setSpawnedSequence(taskId: string, sequence: number): Promise<void>;
-  /** Raises `last_sequence` to `sequence` (never lowers it). */
-  setLastSequence(taskId: string, sequence: number): Promise<void>;
   /** A page of tasks matching `filter`, newest first (`created_at`, then `_id`). */
   listTasks(filter: Filter<TaskRecord>, page: PageRequest): Promise<Page<TaskRecord>>;
   /** How many tasks matching `filter` are in each status (every status present). */
@@ -228,12 +226,6 @@ export async function createTaskRepository(store: Store): Promise<TaskRepository
         .matchedCount === 1,
     setSpawnedSequence: async (taskId, sequence) => {
       await tasks.updateOne({ _id: taskId }, { $set: { spawned_sequence: sequence } });
-    },
-    setLastSequence: async (taskId, sequence) => {
-      await tasks.updateOne(
-        { _id: taskId, $or: [{ last_sequence: { $exists: false } }, { last_sequence: { $lt: sequence } }] },
-        { $set: { last_sequence: sequence } },
-      );
     },
     listTasks: (filter, page) =>
       paginate(tasks, filter, { sortField: 'created_at', direction: 'desc', limit: page.limit, after: page.cursor }),

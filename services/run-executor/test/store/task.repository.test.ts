@@ -83,13 +83,6 @@ describe('task repository (embedded, in memory)', () => {
     expect((await tasks.getTask('a'))?.context).toHaveLength(1);
   });
 
-  it('only raises last_sequence', async () => {
-    await tasks.insertTask(record('a'));
-    await tasks.setLastSequence('a', 10);
-    await tasks.setLastSequence('a', 4);
-    expect((await tasks.getTask('a'))?.last_sequence).toBe(10);
-  });
-
   it('erases the tasks of one session only', async () => {
     await tasks.insertTask(record('a'));
     await tasks.insertTask({ ...record('b'), session: 'other' });
