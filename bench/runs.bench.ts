@@ -16,6 +16,7 @@
  *     [--warm-after SECONDS (a fifth of --sustain)] [--sample-every 5] [--rss-series] [--env K=V,K=V]
  *     [--node-flags 'FLAGS' (default the supervisor's SERVICE_NODE_FLAGS; '' for none)] [--mongo-url URL] [--cpu-prof-dir DIR]
  *     [--nats-memory-limit MiB (default the supervisor's; 0 for Go's defaults)]
+ *     [--nats-stats (NATS messages per run of each service, from the nats-server's /connz)]
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -28,6 +29,8 @@ import type { ArsClient } from '@ars/client';
 import { SERVICE_NODE_FLAGS, startTestSystem } from '@ars/testkit';
 import type { TestSystem } from '@ars/testkit';
 import { quantile } from './src/load.ts';
+import { connectionCounts, countsSince, freePort } from './src/nats-stats.ts';
+import type { MessageCounts } from './src/nats-stats.ts';
 import { cpuSince, cpuSnapshot, mib, rssBytes } from './src/proc-stats.ts';
 import type { NamedProcess } from './src/proc-stats.ts';
 import { openRunClient, sseAvailable, TERMINAL_TYPES } from './src/run-driver.ts';
@@ -49,6 +52,7 @@ const { values } = parseArgs({
     'node-flags': { type: 'string' },
     'mongo-url': { type: 'string' },
     'nats-memory-limit': { type: 'string' },
+    'nats-stats': { type: 'boolean', default: false },
     'cpu-prof-dir': { type: 'string' },
     query: { type: 'string', default: '#script tool:echo{"a":1};tool:echo{"b":2};finish:done' },
   },
@@ -70,6 +74,9 @@ const QUERY = values.query;
 const MONGO_URL = values['mongo-url'];
 /** The spawned nats-server's memory budget in MiB (0: Go's defaults); unset keeps the supervisor's default. */
 const NATS_MEMORY_LIMIT = values['nats-memory-limit'] === undefined ? undefined : Number(values['nats-memory-limit']);
+/** Report NATS messages per run from the nats-server's monitoring endpoint (served on a free port). */
+const NATS_STATS = values['nats-stats'];
+const MONITOR_PORT = NATS_STATS ? await freePort() : 0;
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
 const f = (n: number, digits = 2) => n.toFixed(digits);
@@ -185,10 +192,16 @@ async function throughputPhase(system: TestSystem, mode: WaitMode, extra: readon
   const window = { from, until: from + DURATION_MS };
   const procs = processes(system, extra);
   let before = new Map<string, number>();
-  const snap = setTimeout(() => (before = cpuSnapshot(procs)), WARMUP_MS);
+  let messagesBefore: Promise<Map<string, MessageCounts>> | undefined;
+  const snap = setTimeout(() => {
+    before = cpuSnapshot(procs);
+    if (NATS_STATS) messagesBefore = connectionCounts(MONITOR_PORT);
+  }, WARMUP_MS);
   const result = await drive(clients, window);
   clearTimeout(snap);
   const used = cpuSince(procs, before);
+  const messages =
+    messagesBefore === undefined ? undefined : countsSince(await messagesBefore, await connectionCounts(MONITOR_PORT));
   for (const c of clients) c.close();
   const seconds = DURATION_MS / 1000;
   const runs = result.completed + result.failed;
@@ -200,6 +213,19 @@ async function throughputPhase(system: TestSystem, mode: WaitMode, extra: readon
   print(`  CPU ms per run: ${cpu.join(', ')}`);
   const total = [...used.values()].reduce((a, b) => a + b, 0);
   print(`  CPU total ${f(total / seconds)} cores of ${cpus().length}; ${load()}`);
+  if (messages !== undefined) printMessages(messages, runs);
+}
+
+/** NATS messages per run of each service's connections: published / delivered to it, and their bytes. */
+function printMessages(messages: ReadonlyMap<string, MessageCounts>, runs: number): void {
+  const per = (n: number) => f(n / Math.max(1, runs), 1);
+  const rows = [...messages.entries()]
+    .filter(([, c]) => c.sent + c.delivered > 0)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(
+      ([name, c]) => `${name} ${per(c.sent)} / ${per(c.delivered)} (${per(c.sentBytes)} / ${per(c.deliveredBytes)} B)`,
+    );
+  print(`  NATS messages per run, published / delivered (bytes): ${rows.join(', ')}`);
 }
 
 /** 3. inject_context → control.applied on SSE, one client, on a run waiting in a tool. */
@@ -357,6 +383,7 @@ async function main(): Promise<void> {
     env: serviceEnv(),
     nodeFlags: NODE_FLAGS,
     ...(NATS_MEMORY_LIMIT === undefined ? {} : { natsMemoryLimitMiB: NATS_MEMORY_LIMIT }),
+    ...(NATS_STATS ? { natsMonitorPort: MONITOR_PORT } : {}),
   });
   const extras: ChildProcess[] = [];
   try {

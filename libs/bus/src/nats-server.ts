@@ -39,6 +39,8 @@ export interface NatsServerOptions {
    * leaves Go's collector at its defaults.
    */
   readonly memoryLimitMiB?: number;
+  /** Port of the server's HTTP monitoring endpoints (`/varz`, `/connz`, `/jsz`) on 127.0.0.1; @default none */
+  readonly monitorPort?: number;
 }
 
 export interface NatsServerHandle {
@@ -110,6 +112,7 @@ function clusterConfig(port: number, options: NatsServerOptions, cluster: NatsCl
     `server_name: ${JSON.stringify(options.serverName ?? `n${port}`)}`,
     `listen: "127.0.0.1:${port}"`,
     `jetstream { store_dir: ${JSON.stringify(options.storeDir)} }`,
+    ...(options.monitorPort === undefined ? [] : [`http: "127.0.0.1:${options.monitorPort}"`]),
     `cluster {`,
     `  name: ${JSON.stringify(cluster.name)}`,
     `  listen: "127.0.0.1:${cluster.port}"`,
@@ -123,6 +126,7 @@ async function serverArgs(port: number, options: NatsServerOptions): Promise<str
   await mkdir(options.storeDir, { recursive: true });
   if (options.cluster === undefined) {
     const args = ['-js', '-sd', options.storeDir, '-a', '127.0.0.1', '-p', String(port)];
+    if (options.monitorPort !== undefined) args.push('-m', String(options.monitorPort));
     return options.serverName === undefined ? args : [...args, '-n', options.serverName];
   }
   const file = join(options.storeDir, `nats-${port}.conf`);

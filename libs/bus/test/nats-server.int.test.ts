@@ -60,6 +60,27 @@ describe('startNatsServer', () => {
     }
   });
 
+  it('serves its monitoring endpoints on the port asked for, and none otherwise', async () => {
+    const monitorPort = await findFreePort();
+    const monitored = await startNatsServer({ storeDir: `${dir.path}/mon`, monitorPort });
+    try {
+      const varz = (await (await fetch(`http://127.0.0.1:${monitorPort}/varz`)).json()) as { port: number };
+      expect(varz.port).toBe(monitored.port);
+      const connz = (await (await fetch(`http://127.0.0.1:${monitorPort}/connz`)).json()) as {
+        num_connections: number;
+      };
+      expect(connz.num_connections).toBe(0);
+    } finally {
+      await monitored.stop();
+    }
+    const plain = await startNatsServer({ storeDir: `${dir.path}/mon2` });
+    try {
+      await expect(fetch(`http://127.0.0.1:${monitorPort}/varz`)).rejects.toThrow();
+    } finally {
+      await plain.stop();
+    }
+  });
+
   it.each([0, -1, 1.5, Number.NaN])('refuses a memory budget of %s MiB before spawning anything', async (limit) => {
     expect(() => goMemoryEnvironment(limit)).toThrow(RangeError);
     await expect(startNatsServer({ storeDir: `${dir.path}/m3`, memoryLimitMiB: limit })).rejects.toThrow(

@@ -27,11 +27,19 @@ export const NATS_MEMORY_LIMIT_MIN_MIB = 64;
 export interface LocalNatsOptions {
   /** Its memory budget in MiB (see `goMemoryEnvironment` of @ars/bus); 0 leaves Go's defaults. */
   readonly memoryLimitMiB: number;
+  /** Port of its HTTP monitoring endpoints on 127.0.0.1; unset serves none. */
+  readonly monitorPort?: number;
 }
 
-function serverOptions(dataDir: string, options: LocalNatsOptions): { storeDir: string; memoryLimitMiB?: number } {
-  const storeDir = natsStoreDir(dataDir);
-  return options.memoryLimitMiB === 0 ? { storeDir } : { storeDir, memoryLimitMiB: options.memoryLimitMiB };
+function serverOptions(
+  dataDir: string,
+  options: LocalNatsOptions,
+): { storeDir: string; memoryLimitMiB?: number; monitorPort?: number } {
+  return {
+    storeDir: natsStoreDir(dataDir),
+    ...(options.memoryLimitMiB === 0 ? {} : { memoryLimitMiB: options.memoryLimitMiB }),
+    ...(options.monitorPort === undefined ? {} : { monitorPort: options.monitorPort }),
+  };
 }
 
 /**

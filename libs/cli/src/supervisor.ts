@@ -10,6 +10,7 @@ import type { ServiceName } from '@ars/contracts';
 import { formatChildLine, formatSupervisorLine } from './log-format.ts';
 import type { LogFormatOptions } from './log-format.ts';
 import { lockDataDir, startLocalNats } from './local-nats.ts';
+import type { LocalNatsOptions } from './local-nats.ts';
 import { keepLocalNats } from './nats-keeper.ts';
 import type { NatsKeeper } from './nats-keeper.ts';
 import { abortError, pollUntil, waitForHealth, waitForReadyz } from './readiness.ts';
@@ -63,8 +64,7 @@ export async function startSystem(input: StartSystemOptions): Promise<RunningSys
   const unlock = await lockDataDir(dataDir);
   let nats: NatsServerHandle | undefined;
   try {
-    if (options.natsUrl === undefined)
-      nats = await startLocalNats(dataDir, { memoryLimitMiB: options.natsMemoryLimitMiB });
+    if (options.natsUrl === undefined) nats = await startLocalNats(dataDir, localNatsOptions(options));
     const port = options.port === 0 ? await findFreePort() : options.port;
     const supervisor = new Supervisor(options, { dataDir, port, nats, unlock, onLog: input.onLog });
     await supervisor.start(input.signal);
@@ -119,7 +119,7 @@ class Supervisor {
     this.restart = restartPolicy(options.restart);
     this.nats =
       context.nats &&
-      keepLocalNats(context.nats, context.dataDir, { memoryLimitMiB: options.natsMemoryLimitMiB }, (level, message) =>
+      keepLocalNats(context.nats, context.dataDir, localNatsOptions(options), (level, message) =>
         this.log(level, message),
       );
     // A supervisor that dies must not leave its children behind.
@@ -366,6 +366,14 @@ class Supervisor {
 }
 
 /** A wildcard listen address is reached through loopback. */
+/** How the system's own nats-server runs (when it spawns one). */
+function localNatsOptions(options: SystemOptions): LocalNatsOptions {
+  return {
+    memoryLimitMiB: options.natsMemoryLimitMiB,
+    ...(options.natsMonitorPort === undefined ? {} : { monitorPort: options.natsMonitorPort }),
+  };
+}
+
 function connectableHost(host: string): string {
   if (host === '0.0.0.0' || host === '') return '127.0.0.1';
   if (host === '::' || host === '[::]') return '[::1]';

@@ -76,6 +76,15 @@ export const SystemOptions = z.object({
     .describe(
       `Memory budget of the local nats-server in MiB (GOMEMLIMIT with GOGC=off); 0 leaves Go's defaults. Default ${NATS_MEMORY_LIMIT_MIB}.`,
     ),
+  natsMonitorPort: z
+    .number()
+    .int()
+    .min(1)
+    .max(65_535)
+    .optional()
+    .describe(
+      "Port of the local nats-server's HTTP monitoring endpoints (/varz, /connz) on 127.0.0.1; unset serves none.",
+    ),
   mongoUrl: z
     .string()
     .refine(isMongoUrl, 'must be a mongodb:// or mongodb+srv:// URL')

@@ -20,6 +20,11 @@ describe('parseSystemOptions', () => {
     expect(parseSystemOptions({ dataDir: '/d', port: 0, natsMemoryLimitMiB: 2048 }).natsMemoryLimitMiB).toBe(2048);
   });
 
+  it('serves no nats-server monitoring unless a port is given', () => {
+    expect(parseSystemOptions({ dataDir: '/d', port: 0 }).natsMonitorPort).toBeUndefined();
+    expect(parseSystemOptions({ dataDir: '/d', port: 0, natsMonitorPort: 8222 }).natsMonitorPort).toBe(8222);
+  });
+
   it.each([
     [{ dataDir: '', port: 0 }, 'dataDir'],
     [{ dataDir: '/d', port: 70_000 }, 'port'],
@@ -30,6 +35,8 @@ describe('parseSystemOptions', () => {
     [{ dataDir: '/d', port: 0, natsMemoryLimitMiB: 32 }, 'natsMemoryLimitMiB'],
     [{ dataDir: '/d', port: 0, natsMemoryLimitMiB: -1 }, 'natsMemoryLimitMiB'],
     [{ dataDir: '/d', port: 0, natsMemoryLimitMiB: 100.5 }, 'natsMemoryLimitMiB'],
+    [{ dataDir: '/d', port: 0, natsMonitorPort: 0 }, 'natsMonitorPort'],
+    [{ dataDir: '/d', port: 0, natsMonitorPort: 70_000 }, 'natsMonitorPort'],
   ])('names the bad option in %j', (input, option) => {
     expect(() => parseSystemOptions(input)).toThrow(SystemOptionsError);
     expect(() => parseSystemOptions(input)).toThrow(new RegExp(`${option}: `));

@@ -22,6 +22,8 @@ export interface TestSystemOptions {
   readonly nodeFlags?: readonly string[];
   /** Memory budget of the spawned nats-server in MiB, 0 for Go's defaults. @default the supervisor's */
   readonly natsMemoryLimitMiB?: number;
+  /** Port of the spawned nats-server's HTTP monitoring endpoints. @default none */
+  readonly natsMonitorPort?: number;
   /** Echo the children's logs to stderr. @default env ARS_TEST_LOGS */
   readonly echoLogs?: boolean;
   /** @default 90000 (two cores, seven processes) */
@@ -74,6 +76,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
       ...(options.env === undefined ? {} : { env: { ...options.env } }),
       ...(options.nodeFlags === undefined ? {} : { nodeFlags: [...options.nodeFlags] }),
       ...(options.natsMemoryLimitMiB === undefined ? {} : { natsMemoryLimitMiB: options.natsMemoryLimitMiB }),
+      ...(options.natsMonitorPort === undefined ? {} : { natsMonitorPort: options.natsMonitorPort }),
     });
   } catch (error) {
     await rm(dataDir, { recursive: true, force: true });
