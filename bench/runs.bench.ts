@@ -26,10 +26,10 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { ArsClient } from '@ars/client';
-import { SERVICE_NODE_FLAGS, startTestSystem } from '@ars/testkit';
+import { findFreePort, SERVICE_NODE_FLAGS, startTestSystem } from '@ars/testkit';
 import type { TestSystem } from '@ars/testkit';
 import { quantile } from './src/load.ts';
-import { connectionCounts, countsSince, freePort } from './src/nats-stats.ts';
+import { connectionCounts, countsSince } from './src/nats-stats.ts';
 import type { MessageCounts } from './src/nats-stats.ts';
 import { cpuSince, cpuSnapshot, mib, rssBytes } from './src/proc-stats.ts';
 import type { NamedProcess } from './src/proc-stats.ts';
@@ -76,7 +76,7 @@ const MONGO_URL = values['mongo-url'];
 const NATS_MEMORY_LIMIT = values['nats-memory-limit'] === undefined ? undefined : Number(values['nats-memory-limit']);
 /** Report NATS messages per run from the nats-server's monitoring endpoint (served on a free port). */
 const NATS_STATS = values['nats-stats'];
-const MONITOR_PORT = NATS_STATS ? await freePort() : 0;
+const MONITOR_PORT = NATS_STATS ? await findFreePort() : 0;
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
 const f = (n: number, digits = 2) => n.toFixed(digits);

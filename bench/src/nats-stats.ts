@@ -4,20 +4,6 @@
  * depend on what else the machine is doing, so the runs benchmark reports
  * them per run beside the CPU figures.
  */
-import { createServer } from 'node:net';
-
-/** A TCP port free on 127.0.0.1 right now (for the monitoring endpoint). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** What one client connection moved, from the server's side. */
 export interface MessageCounts {
@@ -61,6 +47,8 @@ export function serviceOf(connection: string): string {
   return name.replace(/-[0-9a-f]{6,}$/i, '');
 }
 
+const none = (): MessageCounts => ({ sent: 0, delivered: 0, sentBytes: 0, deliveredBytes: 0 });
+
 /** What each service's connections moved between two readings (connections of `after` only). */
 export function countsSince(
   before: ReadonlyMap<string, MessageCounts>,
@@ -68,9 +56,9 @@ export function countsSince(
 ): Map<string, MessageCounts> {
   const out = new Map<string, MessageCounts>();
   for (const [connection, now] of after) {
-    const then = before.get(connection) ?? { sent: 0, delivered: 0, sentBytes: 0, deliveredBytes: 0 };
+    const then = before.get(connection) ?? none();
     const service = serviceOf(connection);
-    const sum = out.get(service) ?? { sent: 0, delivered: 0, sentBytes: 0, deliveredBytes: 0 };
+    const sum = out.get(service) ?? none();
     sum.sent += now.sent - then.sent;
     sum.delivered += now.delivered - then.delivered;
     sum.sentBytes += now.sentBytes - then.sentBytes;

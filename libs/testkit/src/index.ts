@@ -6,6 +6,8 @@
 export { startTestNats, startTestNatsCluster } from './nats.ts';
 export type { TestNats, TestNatsCluster } from './nats.ts';
 export { startTestSystem, SERVICE_NODE_FLAGS } from './system.ts';
+/** A TCP port free on 127.0.0.1 right now (for a server the test or benchmark starts itself). */
+export { findFreePort } from '@ars/bus';
 export type { TestSystem, TestSystemOptions } from './system.ts';
 export { mintToken, uniqueIdentity } from './identity.ts';
 export type { MintTokenRequest, TestIdentity } from './identity.ts';

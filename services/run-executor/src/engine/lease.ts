@@ -54,17 +54,13 @@ export function createLeaseManager(repository: LeaseRepository, options: LeaseOp
     },
 
     async refreshAll(): Promise<void> {
-      const leases = [...held.values()];
-      if (leases.length === 0) return;
+      if (held.size === 0) return;
+      const extended = new Map(held);
       // A failed write keeps every lease (the next round retries): only a lease seen in another's hands is lost.
-      const gone = await repository.extend(
-        leases.map((lease) => lease.taskId),
-        owner,
-        now() + ttlMs,
-      );
+      const gone = await repository.extend([...extended.keys()], owner, now() + ttlMs);
       for (const taskId of gone) {
-        const lease = leases.find((l) => l.taskId === taskId);
-        // Released while the write was under way: not lost.
+        const lease = extended.get(taskId);
+        // Released (or released and taken again) while the write was under way: not lost.
         if (lease === undefined || held.get(taskId) !== lease) continue;
         held.delete(taskId);
         options.onLost(taskId);
