@@ -141,15 +141,21 @@ async function serverArgs(port: number, options: NatsServerOptions): Promise<str
  * pacing let nats-server's resident memory swing by a third every 30 s
  * under steady load (its message-block caches come and go in 8 MiB
  * buffers, and the collector returns the freed pages to the system in
- * between); with a budget it stays at the budget, and collects less often.
- * The limit is soft: a live heap beyond it still grows, collected
- * continuously (Go caps that at half the CPU), so the budget must sit well
- * above the server's live data (bench/RESULTS.md, seventh pass).
+ * between); with a budget it collects less often, and it hands the pages
+ * it frees back with `MADV_FREE` (`madvdontneed=0`) instead of
+ * `MADV_DONTNEED`: the kernel takes them back only when it needs the
+ * memory, so the resident size stays level instead of dipping by a tenth
+ * after each collection and faulting the pages in again (bench/RESULTS.md,
+ * eighth pass). The limit is soft: a live heap beyond it still grows,
+ * collected continuously (Go caps that at half the CPU), so the budget
+ * must sit well above the server's live data. `inheritedGodebug`, the
+ * caller's own `GODEBUG`, comes after ours, so its settings win.
  */
-export function goMemoryEnvironment(limitMiB: number): Record<string, string> {
+export function goMemoryEnvironment(limitMiB: number, inheritedGodebug?: string): Record<string, string> {
   if (!Number.isInteger(limitMiB) || limitMiB <= 0)
     throw new RangeError(`memory limit must be a positive number of MiB, got ${limitMiB}`);
-  return { GOMEMLIMIT: `${limitMiB}MiB`, GOGC: 'off' };
+  const godebug = ['madvdontneed=0', inheritedGodebug].filter((part) => part !== undefined && part !== '').join(',');
+  return { GOMEMLIMIT: `${limitMiB}MiB`, GOGC: 'off', GODEBUG: godebug };
 }
 
 interface Spawned {
@@ -161,7 +167,10 @@ interface Spawned {
 }
 
 function spawnServer(binary: string, args: readonly string[], memoryLimitMiB: number | undefined): Spawned {
-  const env = memoryLimitMiB === undefined ? process.env : { ...process.env, ...goMemoryEnvironment(memoryLimitMiB) };
+  const env =
+    memoryLimitMiB === undefined
+      ? process.env
+      : { ...process.env, ...goMemoryEnvironment(memoryLimitMiB, process.env['GODEBUG']) };
   const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'], env });
   let stderr = '';
   let ready = false;

@@ -51,7 +51,13 @@ describe('startNatsServer', () => {
     const budgeted = await startNatsServer({ storeDir: `${dir.path}/m1`, memoryLimitMiB: 128 });
     const plain = await startNatsServer({ storeDir: `${dir.path}/m2` });
     try {
-      expect(await environOf(budgeted.pid)).toEqual(expect.arrayContaining(['GOMEMLIMIT=128MiB', 'GOGC=off']));
+      expect(await environOf(budgeted.pid)).toEqual(
+        expect.arrayContaining([
+          'GOMEMLIMIT=128MiB',
+          'GOGC=off',
+          expect.stringMatching(/^GODEBUG=madvdontneed=0(,|$)/),
+        ]),
+      );
       expect((await environOf(plain.pid)).filter((v) => v.startsWith('GOMEMLIMIT='))).toEqual(
         process.env.GOMEMLIMIT === undefined ? [] : [`GOMEMLIMIT=${process.env.GOMEMLIMIT}`],
       );
@@ -79,6 +85,14 @@ describe('startNatsServer', () => {
     } finally {
       await plain.stop();
     }
+  });
+
+  it("keeps the caller's own GODEBUG settings after the budget's, so that they win", () => {
+    expect(goMemoryEnvironment(256)).toEqual({ GOMEMLIMIT: '256MiB', GOGC: 'off', GODEBUG: 'madvdontneed=0' });
+    expect(goMemoryEnvironment(256, '')).toMatchObject({ GODEBUG: 'madvdontneed=0' });
+    expect(goMemoryEnvironment(256, 'madvdontneed=1,gctrace=1')).toMatchObject({
+      GODEBUG: 'madvdontneed=0,madvdontneed=1,gctrace=1',
+    });
   });
 
   it.each([0, -1, 1.5, Number.NaN])('refuses a memory budget of %s MiB before spawning anything', async (limit) => {

@@ -13,7 +13,7 @@ Commands:
   help                   print this text
 
 Environment of up:
-  PORT (8080), HOST (127.0.0.1), DATA_DIR (.data), NATS_URL, NATS_MEMORY_LIMIT_MIB (384),
+  PORT (8080), HOST (127.0.0.1), DATA_DIR (.data), NATS_URL, NATS_MEMORY_LIMIT_MIB (256),
   MONGO_URL, STORE_ENGINE (sqlite)
 Environment of token, call, events, info:
   ARS_URL (http://127.0.0.1:8080), ARS_TOKEN (default: a dev bootstrap token)

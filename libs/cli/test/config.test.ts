@@ -13,7 +13,7 @@ function problemsOf(env: Record<string, string>): string[] {
 
 describe('parseUpConfig', () => {
   it('applies the defaults to an empty environment', () => {
-    expect(parseUpConfig({})).toEqual({ PORT: 8080, HOST: '127.0.0.1', DATA_DIR: '.data', NATS_MEMORY_LIMIT_MIB: 384 });
+    expect(parseUpConfig({})).toEqual({ PORT: 8080, HOST: '127.0.0.1', DATA_DIR: '.data', NATS_MEMORY_LIMIT_MIB: 256 });
   });
 
   it('treats an empty variable as unset', () => {
@@ -21,7 +21,7 @@ describe('parseUpConfig', () => {
       PORT: 8080,
       HOST: '127.0.0.1',
       DATA_DIR: '.data',
-      NATS_MEMORY_LIMIT_MIB: 384,
+      NATS_MEMORY_LIMIT_MIB: 256,
     });
   });
 
