@@ -9,7 +9,7 @@ describe('parseSystemOptions', () => {
       stopGraceMs: 10_000,
       restart: false,
       nodeFlags: ['--min-semi-space-size=32', '--max-semi-space-size=32'],
-      natsMemoryLimitMiB: 384,
+      natsMemoryLimitMiB: 256,
     });
     expect(parseSystemOptions({ dataDir: '/tmp/d', port: 0, nodeFlags: [] }).nodeFlags).toEqual([]);
   });

@@ -23,10 +23,15 @@ export function isBusy(error: unknown): boolean {
 /**
  * The wait before retry `attempt` of a busy transaction: the next turns of
  * the event loop first (another process's writes last microseconds), then
- * timers growing to 10 ms.
+ * 1 ms timers. A process writing in a loop holds the lock most of the time
+ * and frees it only between its transactions, so the waiter's chance is its
+ * number of attempts: with waits growing to 10 ms, a process claiming jobs
+ * against another's claim loop got none of 1,000 in a quarter of the runs
+ * (and 1–3 in more); with 1 ms it got 27–898 of 1,000 in 20 runs. An attempt
+ * is one failed lock call.
  */
 function backoff(attempt: number): Promise<unknown> {
-  return attempt < 8 ? nextTurn() : sleep(Math.min(2 ** (attempt - 8), 10));
+  return attempt < 8 ? nextTurn() : sleep(1);
 }
 
 /**
