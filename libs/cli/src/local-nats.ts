@@ -17,7 +17,7 @@ export function natsStoreDir(dataDir: string): string {
  * live data under the runs benchmark's sustained load (75–183 MiB between
  * collections on Go's defaults since the leases left KV), so that it
  * collects rarely and never near its live data. Its resident size settles
- * about 120 MiB above the budget (the freed pages it keeps, see
+ * about 130 MiB above the budget (the freed pages it keeps, see
  * `goMemoryEnvironment`). 0 leaves Go's defaults.
  */
 export const NATS_MEMORY_LIMIT_MIB = 256;
