@@ -258,27 +258,25 @@ async function controlPhase(system: TestSystem, mode: WaitMode): Promise<void> {
   const api: ArsClient = system.client({ session: client.session });
   const reply: number[] = [];
   const applied: number[] = [];
-  const injectInto = async (warming: () => boolean, record: boolean): Promise<void> => {
+  /** Injects into a fresh run: for the warm-up's time, or until `SAMPLES` are recorded. */
+  const injectInto = async (record: boolean): Promise<void> => {
+    const warming = record ? undefined : warmUp();
     const taskId = await client.start('#script tool:wait{ms:600000};finish:done');
     await client.next(taskId, ['tool.invoked']);
-    for (let i = 0; ; i++) {
+    for (let i = 0; record ? reply.length < SAMPLES : i === 0 || warming?.() === true; i++) {
       const t0 = performance.now();
       await api.call('inject_context', { identity: { run: taskId }, payload: { note: `n${i}` } });
       const t1 = performance.now();
       const seen = await client.next(taskId, ['control.applied']);
-      if (!record) {
-        if (warming()) continue;
-        break;
-      }
+      if (!record) continue;
       reply.push(t1 - t0);
       applied.push(seen - t0);
-      if (reply.length >= SAMPLES) break;
     }
     await api.call('cancel', { identity: { run: taskId }, payload: { hard: true } });
     await client.terminal(taskId);
   };
-  await injectInto(warmUp(), false);
-  await injectInto(() => false, true);
+  await injectInto(false);
+  await injectInto(true);
   client.close();
   print(`control → reply               ${summary(reply)}`);
   print(`control → control.applied     ${summary(applied)}`);
