@@ -59,6 +59,13 @@ const { deepCopy, checkObject, modify } = nedbModel;
  * rolls the whole operation back. Internal to this package: obtain one
  * from `Store.collection`.
  */
+/** The paths an update changes in a document it found: every operator's but `$setOnInsert`'s. */
+function touchedPaths(operators: Record<string, Record<string, unknown>>): string[] {
+  return Object.entries(operators).flatMap(([operator, paths]) =>
+    operator === '$setOnInsert' ? [] : Object.keys(paths),
+  );
+}
+
 export class SqliteCollection<T extends StoreDocument> implements Collection<T> {
   readonly name: string;
   readonly #connection: Connection;
@@ -110,9 +117,16 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
     }
   }
 
-  /** Creates the tables on first use, in a transaction of their own (DDL cannot join a read). */
+  /**
+   * Creates the tables on first use, in a transaction of their own (DDL
+   * cannot join a read); on tables that exist, drops the index by `_id`
+   * that earlier versions kept on the entries.
+   */
   async #create(): Promise<void> {
     if (!this.#tables.exists()) await this.#connection.transaction('write', () => this.#tables.create());
+    else if (this.#tables.hasLegacyIdIndex()) {
+      await this.#connection.transaction('write', () => this.#tables.dropLegacyIdIndex());
+    }
     this.#created = true;
   }
 
@@ -225,7 +239,7 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
     if (modifiers === null) return { before, after: before, matchedCount: before.length, upsertedId: null };
     // All modified first: a bad modifier throws before anything changed.
     const changes = before.map((oldDoc) => ({ id: idBytes(oldDoc._id), oldDoc, newDoc: modify(oldDoc, modifiers) }));
-    this.#entries.modified(this.#indexes, changes);
+    this.#entries.modified(this.#indexes, changes, touchedPaths(operators));
     for (const { id, newDoc } of changes) this.#tables.replace(id, serializeDocument(newDoc));
     return { before, after: changes.map((change) => change.newDoc), matchedCount: before.length, upsertedId: null };
   }
@@ -242,7 +256,11 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
     const deletedCount = await this.#run('write', operation, () => {
       checkFilter(filter);
       const doomed = this.#select(filter, toNedbQuery(filter as NedbQuery), multi ? {} : { limit: 1 });
-      for (const document of doomed) this.#tables.delete(idBytes(document._id));
+      for (const document of doomed) {
+        const id = idBytes(document._id);
+        this.#entries.removed(this.#indexes, id, document);
+        this.#tables.delete(id);
+      }
       return doomed.length;
     });
     return { deletedCount };

@@ -42,13 +42,24 @@ export class IndexEntries {
     });
   }
 
+  /** Removes a deleted document's entries from every index: its keys, computed as when they were added. */
+  removed(indexes: IndexDefinition[], id: Buffer, document: NedbDocument): void {
+    for (const index of indexes) {
+      for (const key of documentKeys(document, index).keys) this.#tables.removeKey(index.ix, key, id);
+    }
+  }
+
   /**
    * Moves modified documents' entries: first every key they lost, then
    * every key they gained, so that documents may trade keys of a unique
    * index among themselves (as nedb's re-indexing allows). Keys kept stay.
+   * An index none of whose fields lies on one of the `touched` paths (the
+   * update's, each operator naming what it changes) keeps its keys, and is
+   * not looked at: most updates change no indexed field.
    */
-  modified(indexes: IndexDefinition[], changes: readonly Change[]): void {
+  modified(indexes: IndexDefinition[], changes: readonly Change[], touched: readonly string[]): void {
     indexes.forEach((index, i) => {
+      if (!index.fields.some((field) => touched.some((path) => overlaps(field, path)))) return;
       const gains = changes.map(({ id, oldDoc, newDoc }) => {
         const before = documentKeys(oldDoc, index);
         const after = documentKeys(newDoc, index);
@@ -104,4 +115,12 @@ export class IndexEntries {
     this.#tables.markUnordered(index.ix);
     indexes[i] = { ...index, unordered: true };
   }
+}
+
+/** True when one dotted path is the other or lies inside it: changing either may change the other. */
+export function overlaps(field: string, path: string): boolean {
+  if (field === path) return true;
+  return field.length > path.length
+    ? field.startsWith(path) && field[path.length] === '.'
+    : path.startsWith(field) && path[field.length] === '.';
 }

@@ -66,15 +66,30 @@ export class CollectionTables {
     return this.#connection.statement(sql).get(`c:${this.#suffix}`) !== undefined;
   }
 
-  /** Creates the tables (idempotent). The entries' own key serves lookups and ordered walks; `(id)` serves deletions. */
+  /**
+   * Creates the tables (idempotent). The entries' own key serves lookups,
+   * ordered walks and removals: a document's entries are removed by the
+   * keys computed from it, as they were added, so no second tree of the
+   * entries by `_id` is kept up to date on every write.
+   */
   create(): void {
     this.#connection.exec(`
       CREATE TABLE IF NOT EXISTS ${this.#documents} (id BLOB PRIMARY KEY NOT NULL, doc TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS ${this.#entries} (
         ix INTEGER NOT NULL, key BLOB NOT NULL, id BLOB NOT NULL, PRIMARY KEY (ix, key, id)
       ) WITHOUT ROWID;
-      CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`e:${this.#suffix}:id`)} ON ${this.#entries} (id);
     `);
+  }
+
+  /** True when the entries still have the index by `_id` that stores created before 2026-11-25 kept. */
+  hasLegacyIdIndex(): boolean {
+    const sql = `SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = ?`;
+    return this.#connection.statement(sql).get(`e:${this.#suffix}:id`) !== undefined;
+  }
+
+  /** Drops that index: every write of an entry paid for it, and nothing reads it any more. */
+  dropLegacyIdIndex(): void {
+    this.#connection.exec(`DROP INDEX IF EXISTS ${quoteIdentifier(`e:${this.#suffix}:id`)}`);
   }
 
   count(): number {
@@ -128,9 +143,8 @@ export class CollectionTables {
     this.#run(`UPDATE ${this.#documents} SET doc = ? WHERE id = ?`, doc, id);
   }
 
-  /** Deletes a document and its index entries. */
+  /** Deletes a document (its index entries are the caller's: see `IndexEntries.removed`). */
   delete(id: Uint8Array): void {
-    this.#run(`DELETE FROM ${this.#entries} WHERE id = ?`, id);
     this.#run(`DELETE FROM ${this.#documents} WHERE id = ?`, id);
   }
 

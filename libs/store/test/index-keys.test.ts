@@ -10,6 +10,7 @@ import {
   reportedKey,
 } from '../src/index-keys.ts';
 import { nedbModel } from '../src/nedb.ts';
+import { overlaps } from '../src/sqlite-indexes.ts';
 
 const SCALARS: unknown[] = [
   undefined,
@@ -115,5 +116,18 @@ describe('index keys', () => {
     expect(indexIdentity(['tenant', 'key'])).toBe('key,tenant');
     expect(reportedKey(['email'], [undefined])).toBeNull();
     expect(reportedKey(['tenant', 'key'], ['t', 'k'])).toEqual({ tenant: 't', key: 'k' });
+  });
+});
+
+describe('overlaps', () => {
+  it('is true for the same path and for a path inside the other, on whole segments only', () => {
+    expect(overlaps('a', 'a')).toBe(true);
+    expect(overlaps('a.b', 'a')).toBe(true);
+    expect(overlaps('a', 'a.b.c')).toBe(true);
+    expect(overlaps('team.name', 'team')).toBe(true);
+    expect(overlaps('ab', 'a')).toBe(false);
+    expect(overlaps('a', 'ab.c')).toBe(false);
+    expect(overlaps('a.b', 'a.c')).toBe(false);
+    expect(overlaps('status', 'updated_at')).toBe(false);
   });
 });

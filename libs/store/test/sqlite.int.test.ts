@@ -316,6 +316,107 @@ describe('embedded sqlite store files and processes', () => {
     expect(await users.countDocuments({ email: 'n1@x' })).toBe(1);
   });
 
+  it('removes a deleted document from every index: no entry of it is left, its unique keys are free', async () => {
+    const store = await open();
+    type User = { _id: string; email: string; tags?: string[]; team?: { name: string }; nick?: string };
+    const users = store.collection<User>('users');
+    await users.createIndex({ email: 1 }, { unique: true });
+    await users.createIndex({ tags: 1 });
+    await users.createIndex({ 'team.name': 1, email: 1 });
+    await users.createIndex({ nick: 1 }, { unique: true, sparse: true });
+    await users.insertMany([
+      { _id: 'a', email: 'a@x', tags: ['t', 'u', 't'], team: { name: 'red' }, nick: 'ace' },
+      { _id: 'b', email: 'b@x', tags: ['t'] },
+      { _id: 'c', email: 'c@x', team: { name: 'red' } },
+    ]);
+    await users.updateOne({ _id: 'a' }, { $set: { email: 'a2@x' }, $push: { tags: 'v' } });
+    expect((await users.deleteOne({ _id: 'a' })).deletedCount).toBe(1);
+    expect((await users.deleteMany({ tags: 't' })).deletedCount).toBe(1);
+    await store.close();
+
+    const file = new DatabaseSync(join(dataDir, 'svc', 'store.sqlite'));
+    const ids = file.prepare('SELECT DISTINCT id FROM "e:users"').all();
+    const entries = file.prepare('SELECT count(*) AS n FROM "e:users"').get() as { n: number };
+    file.close();
+    // c's three keys are all that is left: email, tags (missing, so null: the index is not sparse), team.name + email.
+    expect(
+      ids.map((row) =>
+        Buffer.from(row['id'] as Uint8Array)
+          .swap16()
+          .toString('utf16le'),
+      ),
+    ).toEqual(['c']);
+    expect(entries.n).toBe(3);
+
+    const again = (await open()).collection<User>('users');
+    await again.insertMany([
+      { _id: 'd', email: 'a2@x', nick: 'ace', tags: ['t'] },
+      { _id: 'e', email: 'b@x' },
+    ]);
+    expect((await again.find({ tags: 't' })).map((user) => user._id)).toEqual(['d']);
+    expect((await again.find({ 'team.name': 'red' })).map((user) => user._id)).toEqual(['c']);
+  });
+
+  it('moves the keys of every index an update reaches, through a parent path or a nested one, and only those', async () => {
+    const store = await open();
+    type Member = { _id: string; team?: { name: string; size?: number }; tags?: string[]; note?: string; n?: number };
+    const members = store.collection<Member>('members');
+    await members.createIndex({ 'team.name': 1 });
+    await members.createIndex({ tags: 1 });
+    await members.createIndex({ n: 1 }, { unique: true, sparse: true });
+    await members.insertOne({ _id: 'm', team: { name: 'red', size: 1 }, tags: ['a'], n: 1 });
+    const ids = async (filter: Record<string, unknown>) =>
+      (await members.find(filter as never)).map((member) => member._id);
+
+    await members.updateOne({ _id: 'm' }, { $set: { note: 'unindexed' }, $inc: { 'team.size': 1 } });
+    expect([await ids({ 'team.name': 'red' }), await ids({ tags: 'a' }), await ids({ n: 1 })]).toEqual([
+      ['m'],
+      ['m'],
+      ['m'],
+    ]);
+    await members.updateOne({ _id: 'm' }, { $set: { team: { name: 'blue' } } });
+    expect([await ids({ 'team.name': 'red' }), await ids({ 'team.name': 'blue' })]).toEqual([[], ['m']]);
+    await members.updateOne({ _id: 'm' }, { $push: { tags: 'b' } });
+    expect(await ids({ tags: 'b' })).toEqual(['m']);
+    await members.updateOne({ _id: 'm' }, { $unset: { n: true } });
+    expect(await ids({ n: 1 })).toEqual([]);
+    await members.insertOne({ _id: 'other', n: 2 });
+    await expect(members.updateOne({ _id: 'm' }, { $inc: { n: 1 } })).resolves.toMatchObject({ modifiedCount: 1 });
+    await expect(members.updateOne({ _id: 'm' }, { $set: { n: 2 } })).rejects.toSatisfy(isDuplicateKeyError);
+    expect([await ids({ n: 1 }), await ids({ n: 2 })]).toEqual([['m'], ['other']]);
+  });
+
+  it("drops the entries' index by _id that stores created by earlier versions kept", async () => {
+    const first = await open();
+    const users = first.collection<{ _id: string; email: string }>('users');
+    await users.createIndex({ email: 1 }, { unique: true });
+    await users.insertMany([
+      { _id: 'a', email: 'a@x' },
+      { _id: 'b', email: 'b@x' },
+    ]);
+    await first.close();
+    const path = join(dataDir, 'svc', 'store.sqlite');
+    const indexNames = () => {
+      const file = new DatabaseSync(path);
+      const rows = file.prepare(`SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'e:users'`).all();
+      file.close();
+      return rows.map((row) => row['name']);
+    };
+    const legacy = new DatabaseSync(path);
+    legacy.exec('CREATE INDEX "e:users:id" ON "e:users" (id)');
+    legacy.close();
+    expect(indexNames()).toContain('e:users:id');
+
+    const again = (await open()).collection<{ _id: string; email: string }>('users');
+    await again.deleteOne({ _id: 'a' });
+    await again.insertOne({ _id: 'c', email: 'a@x' });
+    expect(await again.find({}, { sort: { _id: 1 } })).toEqual([
+      { _id: 'b', email: 'b@x' },
+      { _id: 'c', email: 'a@x' },
+    ]);
+    expect(indexNames()).not.toContain('e:users:id');
+  });
+
   it('lets documents of one updateMany trade keys of a unique index, as the nedb engine does', async () => {
     const store = await open();
     const ranks = store.collection<{ _id: string; n: number }>('ranks');
