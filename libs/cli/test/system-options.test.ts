@@ -8,7 +8,7 @@ describe('parseSystemOptions', () => {
       readyTimeoutMs: 60_000,
       stopGraceMs: 10_000,
       restart: false,
-      nodeFlags: ['--min-semi-space-size=32', '--max-semi-space-size=32'],
+      nodeFlags: ['--min-semi-space-size=32', '--max-semi-space-size=32', '--no-memory-reducer-favors-memory'],
       natsMemoryLimitMiB: 256,
     });
     expect(parseSystemOptions({ dataDir: '/tmp/d', port: 0, nodeFlags: [] }).nodeFlags).toEqual([]);
