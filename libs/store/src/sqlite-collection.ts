@@ -49,6 +49,13 @@ export interface SqliteCollectionParts {
 
 const { deepCopy, checkObject, modify } = nedbModel;
 
+/** The paths an update changes in a document it found: every operator's but `$setOnInsert`'s. */
+function touchedPaths(operators: Record<string, Record<string, unknown>>): string[] {
+  return Object.entries(operators).flatMap(([operator, paths]) =>
+    operator === '$setOnInsert' ? [] : Object.keys(paths),
+  );
+}
+
 /**
  * A collection in one SQLite database, with the nedb engine's semantics:
  * filters, updates, sorts and projections run through nedb's model on
@@ -59,13 +66,6 @@ const { deepCopy, checkObject, modify } = nedbModel;
  * rolls the whole operation back. Internal to this package: obtain one
  * from `Store.collection`.
  */
-/** The paths an update changes in a document it found: every operator's but `$setOnInsert`'s. */
-function touchedPaths(operators: Record<string, Record<string, unknown>>): string[] {
-  return Object.entries(operators).flatMap(([operator, paths]) =>
-    operator === '$setOnInsert' ? [] : Object.keys(paths),
-  );
-}
-
 export class SqliteCollection<T extends StoreDocument> implements Collection<T> {
   readonly name: string;
   readonly #connection: Connection;
