@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { PROTOCOL_VERSION, ServiceError } from '@ars/contracts';
 import type { StartRequest, StartResponse, VerifiedIdentity } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import { idempotencyScope, newTaskRecord, spawnedEventId, spawnedPayload } from '../domain/start.ts';
 import type { BoundAgent, ResolvedArtifact } from '../domain/start.ts';
+import { newTaskId } from '../domain/task-id.ts';
 import type { TaskRecord } from '../domain/task.ts';
 import { enqueueRun } from '../engine/work-queue.ts';
 import type { ApiDeps } from './deps.ts';
@@ -110,7 +110,7 @@ export function createStartHandler(
     const scope = key === undefined ? undefined : idempotencyScope(identity, key);
 
     // The id is chosen first so that the session learns the turn's query with its admission.
-    const taskId = randomUUID();
+    const taskId = newTaskId();
     const pendingChecks = runChecks(checks, admissions, identity, request, deps.settings.defaultAgentId, taskId);
     // Observed now so that a refusal arriving while the lookup runs is never an unhandled rejection.
     pendingChecks.catch(() => undefined);
