@@ -1,0 +1,198 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mintToken, startTestSystem, uniqueIdentity } from '@ars/testkit';
+import type { TestIdentity, TestSystem } from '@ars/testkit';
+import { isTerminal } from './support/event-log.ts';
+import { startWatched, storedRunEvents } from './support/runs.ts';
+import type { WatchedRun } from './support/runs.ts';
+
+/**
+ * Bad input against the whole system: every method of the runs surface
+ * (start, the nine controls, the task reads, the agent configuration it
+ * depends on) gets malformed bodies and hostile member values over real
+ * HTTP. Each answer is 200 or a 4xx in the error envelope, within the
+ * request timeout: no 5xx, no hang. The gateway's unit tests pin each
+ * refusal's code; this sweep checks that nothing the gateway lets through
+ * breaks a service behind it, and that the runs in flight lose nothing.
+ */
+
+const METHODS = [
+  'start',
+  'cancel',
+  'pause',
+  'resume',
+  'approve',
+  'reject',
+  'redirect',
+  'inject_context',
+  'user_message',
+  'prioritize',
+  'tasks.get',
+  'tasks.list',
+  'pause.list',
+  'search.tasks',
+  'agent_config.set_revision',
+  'agent_config.get',
+  'agent_config.list_revisions',
+] as const;
+
+/** Members the methods above take, top level and in `payload`. */
+const MEMBERS = [
+  'query',
+  'task_id',
+  'agent_id',
+  'idempotency_key',
+  'priority',
+  'input_artifact_ids',
+  'filter',
+  'cursor',
+  'limit',
+  'goal',
+  'text',
+  'message',
+  'token',
+  'event_id',
+  'hard',
+  'config',
+] as const;
+
+/** Values of every JSON type, including the awkward ones. */
+const VALUES: readonly unknown[] = [
+  null,
+  true,
+  -1,
+  2 ** 53,
+  1e308,
+  '',
+  'x'.repeat(70_000),
+  '\u0000\ud800ΩΩ',
+  [],
+  [null, { a: 1 }],
+  {},
+  { $where: '1', nested: { deeper: [{}] } },
+];
+
+/** Whole bodies that are not the method's shape at all. */
+const RAW_BODIES = ['', 'not json', '[]', 'null', '7', '"text"', '{"identity":', '{"identity":{}}{}'];
+
+const REQUEST_TIMEOUT_MS = 10_000;
+
+interface Answer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+describe('bad input end to end', () => {
+  let sys: TestSystem;
+  let identity: TestIdentity;
+  let token: string;
+
+  async function post(method: string, body: string, headers: Record<string, string> = {}): Promise<Answer> {
+    const response = await fetch(`${sys.baseUrl}/v1/control/${method}`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'x-service-session': identity.session,
+        ...headers,
+      },
+      body,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // Kept as text: the assertion below names it.
+    }
+    return { status: response.status, body: parsed };
+  }
+
+  /** A refusal is a 4xx carrying exactly the envelope; anything else must be a 200. */
+  function expectHandled(what: string, answer: Answer): void {
+    const { status, body } = answer;
+    if (status === 200) return;
+    const envelope = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
+    const handled =
+      status >= 400 &&
+      status < 500 &&
+      Object.keys(envelope).sort().join() === 'code,message' &&
+      typeof envelope['code'] === 'string';
+    expect(handled, `${what} answered ${status} ${JSON.stringify(body).slice(0, 300)}`).toBe(true);
+  }
+
+  beforeAll(async () => {
+    sys = await startTestSystem();
+    identity = uniqueIdentity('bad');
+    token = await mintToken(sys.baseUrl, { ...identity, scopes: [] });
+  });
+
+  afterAll(async () => {
+    await sys?.stop();
+  });
+
+  it('answers every malformed body and hostile value with 200 or a 4xx envelope, and loses no run', async () => {
+    const client = sys.client({ token, session: identity.session });
+    // A run parked in a long tool call: the controls below aim at it.
+    const live: WatchedRun = await startWatched(
+      client,
+      { query: '#script tool:wait{"ms":60000};finish:done' },
+      { session: identity.session },
+    );
+    await live.log.next('tool.invoked');
+    const run = live.taskId;
+
+    const requests: [string, () => Promise<Answer>][] = [];
+    for (const method of METHODS) {
+      for (const raw of RAW_BODIES) requests.push([`${method} raw ${JSON.stringify(raw)}`, () => post(method, raw)]);
+      for (const value of VALUES) {
+        const shown = JSON.stringify(value).slice(0, 40);
+        requests.push([`${method} identity=${shown}`, () => post(method, JSON.stringify({ identity: value }))]);
+        requests.push([
+          `${method} identity.run=${shown}`,
+          () => post(method, JSON.stringify({ identity: { run: value } })),
+        ]);
+        for (const member of MEMBERS) {
+          requests.push([
+            `${method} ${member}=${shown}`,
+            () => post(method, JSON.stringify({ identity: { run }, [member]: value })),
+          ]);
+          requests.push([
+            `${method} payload.${member}=${shown}`,
+            () => post(method, JSON.stringify({ identity: { run }, payload: { [member]: value } })),
+          ]);
+        }
+      }
+      requests.push([`${method} text/plain`, () => post(method, '{"identity":{}}', { 'content-type': 'text/plain' })]);
+      requests.push([
+        `${method} long session header`,
+        () => post(method, '{"identity":{}}', { 'x-service-session': 's'.repeat(5_000) }),
+      ]);
+    }
+
+    // Four at a time: the services see concurrent bad input, the two cores are not swamped.
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < requests.length) {
+        const [what, send] = requests[next++] as [string, () => Promise<Answer>];
+        expectHandled(what, await send());
+      }
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    expect(requests.length).toBeGreaterThan(6_000);
+
+    // Nothing was lost. The sweep's own well-formed hard cancel may have ended
+    // the parked run already (then this one finds no live inbox: 404); either
+    // way it ends cancelled, with exactly one terminal event.
+    await client
+      .call('cancel', { identity: { run }, payload: { hard: true } })
+      .catch((error: unknown) => expect(error).toMatchObject({ status: 404, code: 'not_found' }));
+    expect((await live.log.terminal()).type).toBe('task.cancelled');
+    await live.log.close();
+    const stored = await storedRunEvents(client, run, identity.session);
+    expect(stored.filter((frame) => isTerminal(frame))).toHaveLength(1);
+    const fresh = await startWatched(client, { query: 'still here?' }, { session: identity.session });
+    expect((await fresh.log.terminal()).type).toBe('task.completed');
+    await fresh.log.close();
+  }, 300_000);
+});
