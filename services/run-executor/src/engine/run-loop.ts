@@ -271,9 +271,19 @@ export class RunLoop {
     for (const stop of [...this.#stepWaits]) stop();
   }
 
+  /**
+   * Closes the control inbox by draining it, not unsubscribing: a control
+   * nats-server routed here before it saw the unsubscribe still reaches the
+   * callback and gets its answer (the run, ended or leaving, rejects it on
+   * the stream). Unsubscribing dropped such a control on the client side, so
+   * its sender waited out the reply timeout instead of hearing `accepted` or,
+   * a moment later, `not_found`; a cancel racing a run's end (an erasure's
+   * cascade does that) failed with `timeout`.
+   */
   closeInbox(): void {
-    this.inbox?.unsubscribe();
+    const inbox = this.inbox;
     this.inbox = undefined;
+    inbox?.drain().catch(() => inbox.unsubscribe());
   }
 
   #interrupt(): void {

@@ -34,6 +34,27 @@ describe('steering controls (engine side)', () => {
     return { taskId, watch, caller };
   }
 
+  describe('a control racing the end of its run', () => {
+    it('is answered either way, never left to time out: accepted while the inbox is open, not_found after', async () => {
+      const answers = new Map<string, number>();
+      for (let i = 0; i < 40; i += 1) {
+        const caller = newCaller();
+        const { taskId, watch } = await h.start(caller, { query: '#script finish:quick' });
+        // Cancels back to back while the one-step run ends on its own or by the first of them.
+        for (;;) {
+          const outcome = await outcomeOf(h.control('cancel', taskId, caller, { hard: true }));
+          const answer = outcome.ok ? 'accepted' : String(outcome.code);
+          answers.set(answer, (answers.get(answer) ?? 0) + 1);
+          if (!outcome.ok) break;
+        }
+        await watch.terminal();
+        watch.stop();
+      }
+      expect([...answers.keys()].filter((answer) => answer !== 'accepted' && answer !== 'not_found')).toEqual([]);
+      expect(answers.get('not_found')).toBe(40);
+    }, 120_000);
+  });
+
   describe('cancel', () => {
     it('soft: lets the in-flight tool call finish, then stops at the step boundary', async () => {
       const { taskId, watch, caller } = await inFirstTool('#script tool:wait{ms:300};tool:echo{};finish:ok');
