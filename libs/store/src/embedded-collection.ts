@@ -2,6 +2,7 @@ import { hasProjection, project, selectMatching } from './cursor.ts';
 import type { CursorOptions } from './cursor.ts';
 import { DuplicateKeyError, StoreError, isStoreError } from './errors.ts';
 import { indexIdentity } from './index-keys.ts';
+import { applyModifiers } from './modify.ts';
 import { nedbModel } from './nedb.ts';
 import type { NedbDatastore, NedbDocument, NedbInternals, NedbQuery } from './nedb.ts';
 import { toNedbQuery } from './nedb-query.ts';
@@ -52,7 +53,7 @@ export interface EmbeddedCollectionParts {
   assertOpen: () => void;
 }
 
-const { deepCopy, modify } = nedbModel;
+const { deepCopy } = nedbModel;
 
 const RANGE_OPERATORS = ['$gt', '$gte', '$lt', '$lte'];
 
@@ -294,7 +295,7 @@ export class EmbeddedCollection<T extends StoreDocument> implements Collection<T
     }
     // All modified first: a bad modifier throws before anything changed.
     const { datastore } = this.#parts;
-    const modifications = before.map((oldDoc) => ({ oldDoc, newDoc: modify(oldDoc, modifiers) }));
+    const modifications = before.map((oldDoc) => ({ oldDoc, newDoc: applyModifiers(oldDoc, modifiers) }));
     datastore._updateIndexes(modifications);
     const after = modifications.map((m) => m.newDoc);
     this.#appendOrUndo(after, () =>

@@ -3,6 +3,7 @@ import type { CursorOptions } from './cursor.ts';
 import { DuplicateKeyError, StoreError, isDuplicateKeyError, isStoreError } from './errors.ts';
 import { idBytes, indexIdentity } from './index-keys.ts';
 import type { IndexDefinition } from './index-keys.ts';
+import { applyModifiers } from './modify.ts';
 import { nedbModel, serializeDocument } from './nedb.ts';
 import type { NedbDocument, NedbQuery } from './nedb.ts';
 import { toNedbQuery } from './nedb-query.ts';
@@ -47,7 +48,7 @@ export interface SqliteCollectionParts {
   assertOpen: () => void;
 }
 
-const { deepCopy, checkObject, modify } = nedbModel;
+const { deepCopy } = nedbModel;
 
 /** The paths an update changes in a document it found: every operator's but `$setOnInsert`'s. */
 function touchedPaths(operators: Record<string, Record<string, unknown>>): string[] {
@@ -180,11 +181,15 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
     return { insertedCount: prepared.length, insertedIds: prepared.map((document) => document._id) };
   }
 
-  /** Stores copies of `documents`, checked as nedb checks an insertion; a taken `_id` or unique key throws. */
+  /**
+   * Stores copies of `documents`; a taken `_id` or unique key throws. Their
+   * field names were checked already, by `prepareDocument` (stricter than
+   * nedb's check of an insertion) or, for an upsert's document, by the
+   * `modify` that built it.
+   */
   #insert(documents: readonly NedbQuery[]): NedbDocument[] {
     return documents.map((document) => {
       const stored = deepCopy(document) as NedbDocument;
-      checkObject(stored);
       const id = idBytes(stored._id);
       if (!this.#tables.insert(id, serializeDocument(stored))) {
         throw new DuplicateKeyError(this.name, { key: stored._id });
@@ -238,7 +243,11 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
     const modifiers = foundModifiers(operators);
     if (modifiers === null) return { before, after: before, matchedCount: before.length, upsertedId: null };
     // All modified first: a bad modifier throws before anything changed.
-    const changes = before.map((oldDoc) => ({ id: idBytes(oldDoc._id), oldDoc, newDoc: modify(oldDoc, modifiers) }));
+    const changes = before.map((oldDoc) => ({
+      id: idBytes(oldDoc._id),
+      oldDoc,
+      newDoc: applyModifiers(oldDoc, modifiers),
+    }));
     this.#entries.modified(this.#indexes, changes, touchedPaths(operators));
     for (const { id, newDoc } of changes) this.#tables.replace(id, serializeDocument(newDoc));
     return { before, after: changes.map((change) => change.newDoc), matchedCount: before.length, upsertedId: null };

@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { applyModifiers } from '../src/modify.ts';
+import { nedbModel } from '../src/nedb.ts';
+import type { NedbDocument, NedbQuery } from '../src/nedb.ts';
+import { checkUpdate } from '../src/validate.ts';
+
+/**
+ * `applyModifiers` must be nedb's `modify` for every update `checkUpdate`
+ * lets through: the same document, or the same error. Each case runs both
+ * on copies of the same input and compares.
+ */
+
+type Outcome = { readonly doc: unknown } | { readonly error: string };
+
+function outcome(run: () => NedbDocument): Outcome {
+  try {
+    return { doc: run() };
+  } catch (error) {
+    return { error: error instanceof Error ? `${error.constructor.name}: ${error.message}` : String(error) };
+  }
+}
+
+/** Both implementations on copies of `document` and `update`; the stored document is never changed. */
+function compare(document: Record<string, unknown>, update: Record<string, unknown>) {
+  const modifiers = checkUpdate(update) as NedbQuery;
+  const mine = structuredClone(document) as NedbDocument;
+  const frozen = JSON.stringify(mine);
+  const ours = outcome(() => applyModifiers(mine, structuredClone(modifiers)));
+  const nedbs = outcome(() => nedbModel.modify(structuredClone(document), structuredClone(modifiers)));
+  expect(JSON.stringify(mine)).toBe(frozen);
+  return { ours, nedbs };
+}
+
+const base = (): Record<string, unknown> => ({
+  _id: 'd1',
+  n: 1,
+  s: 'text',
+  nil: null,
+  list: [1, { a: 2 }],
+  nested: { x: 1, deeper: { y: [1] } },
+  when: '2026-11-25T00:00:00.000Z',
+});
+
+const CASES: readonly [string, Record<string, unknown>][] = [
+  ['$set a new top-level field', { $set: { fresh: { a: [1, 2] } } }],
+  ['$set over an existing field of another type', { $set: { n: 'now a string' } }],
+  ['$set a path through missing objects', { $set: { 'a.b.c': 3 } }],
+  ['$set a path through an existing object', { $set: { 'nested.deeper.z': true } }],
+  ['$set a path through an array (index)', { $set: { 'list.1.a': 5 } }],
+  ['$set a path through an array (name)', { $set: { 'list.x': 5 } }],
+  ['$set a path through null', { $set: { 'nil.x': 1 } }],
+  ['$set a path through a number', { $set: { 'n.x': 1 } }],
+  ['$set a path through a string', { $set: { 's.x': 1 } }],
+  ['$set a path through __proto__', { $set: { '__proto__.x': 1 } }],
+  ['$set a path through an inherited member', { $set: { 'toString.x': 1 } }],
+  ['$unset an existing field', { $unset: { n: '' } }],
+  ['$unset a missing field', { $unset: { missing: '' } }],
+  ['$unset a path through missing objects', { $unset: { 'a.b.c': '' } }],
+  ['$unset a nested field', { $unset: { 'nested.deeper.y': '' } }],
+  ['$unset a path through a number', { $unset: { 'n.x': '' } }],
+  ['$inc an existing number', { $inc: { n: 2.5 } }],
+  ['$inc a missing field', { $inc: { counter: 1 } }],
+  ['$inc a nested missing field', { $inc: { 'stats.calls': 1 } }],
+  ['$inc a string', { $inc: { s: 1 } }],
+  ['$inc null', { $inc: { nil: 1 } }],
+  ['$push onto an array', { $push: { list: { b: 3 } } }],
+  ['$push onto a missing field', { $push: { fresh: 1 } }],
+  ['$push an array as one element', { $push: { list: [7, 8] } }],
+  ['$push $each', { $push: { list: { $each: [3, 4] } } }],
+  ['$push $each of nothing', { $push: { list: { $each: [] } } }],
+  ['$push onto a nested array', { $push: { 'nested.deeper.y': 2 } }],
+  ['$push onto a number', { $push: { n: 1 } }],
+  ['$push onto null', { $push: { nil: 1 } }],
+  [
+    'several operators and fields',
+    { $set: { s: 'x', 'nested.x': 2 }, $inc: { n: -1 }, $push: { list: 0 }, $unset: { when: '' } },
+  ],
+];
+
+describe('applyModifiers against nedb modify', () => {
+  it.each(CASES)('%s', (_name, update) => {
+    const { ours, nedbs } = compare(base(), update);
+    expect(ours).toEqual(nedbs);
+  });
+
+  it('agrees on random documents and updates', () => {
+    let seed = 20261125;
+    const random = (): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const pick = <V>(values: readonly V[]): V => values[Math.floor(random() * values.length)] as V;
+    const names = ['a', 'b', 'c', 'list'];
+    const value = (depth: number): unknown => {
+      const kind = pick(['number', 'string', 'null', 'bool', 'array', 'object']);
+      if (kind === 'number') return Math.round(random() * 100) - 50;
+      if (kind === 'string') return pick(['', 'x', 'yz']);
+      if (kind === 'null') return null;
+      if (kind === 'bool') return random() < 0.5;
+      if (depth > 2) return 0;
+      if (kind === 'array') return Array.from({ length: Math.floor(random() * 3) }, () => value(depth + 1));
+      return Object.fromEntries(names.filter(() => random() < 0.5).map((name) => [name, value(depth + 1)]));
+    };
+    const path = (): string =>
+      Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick([...names, '0', '1'])).join('.');
+    let compared = 0;
+    for (let i = 0; i < 3_000; i += 1) {
+      const document = { _id: `d${i}`, ...(value(0) as object) };
+      const update: Record<string, Record<string, unknown>> = {};
+      for (let j = 0; j < 1 + Math.floor(random() * 3); j += 1) {
+        const operator = pick(['$set', '$unset', '$inc', '$push']);
+        const operand =
+          operator === '$inc'
+            ? Math.round(random() * 10)
+            : operator === '$unset'
+              ? ''
+              : operator === '$push' && random() < 0.3
+                ? { $each: [value(2), value(2)] }
+                : value(1);
+        update[operator] = { ...update[operator], [path()]: operand };
+      }
+      try {
+        checkUpdate(update);
+      } catch {
+        continue; // conflicting paths: refused before any engine sees the update
+      }
+      const { ours, nedbs } = compare(document, update);
+      expect({ i, update, document, ours }).toEqual({ i, update, document, ours: nedbs });
+      compared += 1;
+    }
+    expect(compared).toBeGreaterThan(1_500);
+  });
+});
