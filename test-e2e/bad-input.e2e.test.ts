@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STEERING_CONTROLS } from '@ars/contracts';
 import { mintToken, startTestSystem, uniqueIdentity } from '@ars/testkit';
 import type { TestIdentity, TestSystem } from '@ars/testkit';
 import { isTerminal } from './support/event-log.ts';
@@ -15,17 +16,9 @@ import type { WatchedRun } from './support/runs.ts';
  * breaks a service behind it, and that the runs in flight lose nothing.
  */
 
-const METHODS = [
+const METHODS: readonly string[] = [
   'start',
-  'cancel',
-  'pause',
-  'resume',
-  'approve',
-  'reject',
-  'redirect',
-  'inject_context',
-  'user_message',
-  'prioritize',
+  ...STEERING_CONTROLS,
   'tasks.get',
   'tasks.list',
   'pause.list',
@@ -33,7 +26,7 @@ const METHODS = [
   'agent_config.set_revision',
   'agent_config.get',
   'agent_config.list_revisions',
-] as const;
+];
 
 /** Members the methods above take, top level and in `payload`. */
 const MEMBERS = [
