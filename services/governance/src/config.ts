@@ -43,6 +43,22 @@ export const GovernanceConfig = BaseServiceConfig.extend({
     .describe(
       'Seconds a provider counts as unhealthy in llm.posture after a failover away from it; 0 never marks one unhealthy. Default 300.',
     ),
+  GOVERNANCE_COST_RECEIPT_RETENTION_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(8_760)
+    .default(24)
+    .describe(
+      'Hours a recorded LLM call keeps its receipt (the call_id that makes _governance.record_cost idempotent); older receipts are deleted, so a call_id sent again after this long counts again. Default 24.',
+    ),
+  GOVERNANCE_COST_RECEIPT_PRUNE_INTERVAL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(86_400)
+    .default(600)
+    .describe('Seconds between two passes that delete expired cost receipts; one pass also runs at boot. Default 600.'),
 }).superRefine((config, ctx) => {
   if (config.ARS_AUTH_MODE === 'production' && config.GOVERNANCE_KEY_ENCRYPTION_KEY === undefined) {
     ctx.addIssue({

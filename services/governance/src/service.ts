@@ -1,4 +1,4 @@
-import { defineService } from '@ars/service-kit';
+import { defineService, startPeriodic } from '@ars/service-kit';
 import type { ServiceContext, ServiceImplementation } from '@ars/service-kit';
 import { GovernanceConfig } from './config.ts';
 import { parseCurrencyRates } from './domain/currency.ts';
@@ -42,7 +42,22 @@ async function buildGovernance(
     logger,
     now: options.now ?? Date.now,
   };
+  // Receipts exist only to make a repeated record_cost a duplicate (a retry comes within seconds or minutes).
+  const retentionMs = config.GOVERNANCE_COST_RECEIPT_RETENTION_HOURS * 3_600_000;
+  const receiptPruner = startPeriodic(
+    async () => {
+      const deleted = await ctx.repos.spend.pruneReceipts(ctx.now() - retentionMs);
+      if (deleted > 0) logger.info({ deleted }, 'expired cost receipts deleted');
+    },
+    {
+      name: 'cost-receipt-pruner',
+      intervalMs: config.GOVERNANCE_COST_RECEIPT_PRUNE_INTERVAL_SECONDS * 1000,
+      logger,
+      runAtStart: true,
+    },
+  );
   return {
+    stop: () => receiptPruner.stop(),
     // auth.rotate_token is completed by the gateway (it holds the signing
     // keys); its revocation and audit trail are _governance.record_token_rotation.
     handlers: {

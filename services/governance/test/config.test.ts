@@ -10,6 +10,8 @@ describe('GovernanceConfig', () => {
     expect(config.ARS_AUTH_MODE).toBe('dev');
     expect(config.GOVERNANCE_KEY_ENCRYPTION_KEY).toBeUndefined();
     expect(config.GOVERNANCE_PROVIDER_HEALTH_WINDOW_SECONDS).toBe(300);
+    expect(config.GOVERNANCE_COST_RECEIPT_RETENTION_HOURS).toBe(24);
+    expect(config.GOVERNANCE_COST_RECEIPT_PRUNE_INTERVAL_SECONDS).toBe(600);
   });
 
   it('requires the key-encryption key in production', () => {

@@ -1,6 +1,6 @@
 import { EVENTS_STREAM, eventFilterSubject } from '@ars/bus';
-import { defineService } from '@ars/service-kit';
-import type { ServiceContext, ServiceImplementation } from '@ars/service-kit';
+import { defineService, startPeriodic } from '@ars/service-kit';
+import type { PeriodicJob, ServiceContext, ServiceImplementation } from '@ars/service-kit';
 import { createCatalog } from './catalog/admission.ts';
 import { createTurnQueries } from './catalog/turn-queries.ts';
 import { reapIdleSessions } from './catalog/idle-reaper.ts';
@@ -19,8 +19,6 @@ import { sessionsInspectHandler } from './handlers/sessions-inspect.handler.ts';
 import { sessionsListHandler } from './handlers/sessions-list.handler.ts';
 import { sessionsSetTitleHandler } from './handlers/sessions-set-title.handler.ts';
 import { stateHistoryHandler } from './handlers/state-history.handler.ts';
-import { startPeriodic } from './periodic.ts';
-import type { PeriodicJob } from './periodic.ts';
 import { createSessionEvents } from './session-events.ts';
 import { createProjectionRepository } from './store/projection.repository.ts';
 import { createSessionRepository } from './store/session.repository.ts';

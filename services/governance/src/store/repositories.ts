@@ -9,7 +9,7 @@ import { createProviderHealthRepository } from './provider-health.repository.ts'
 import type { ProviderHealthRepository } from './provider-health.repository.ts';
 import { createProviderKeyRepository } from './provider-key.repository.ts';
 import type { ProviderKeyRepository } from './provider-key.repository.ts';
-import { createSpendRepository } from './spend.repository.ts';
+import { createSpendRepository, RECEIPT_INDEX } from './spend.repository.ts';
 import type { SpendRepository } from './spend.repository.ts';
 import { createTokenRotationRepository } from './token-rotation.repository.ts';
 import type { TokenRotationRepository } from './token-rotation.repository.ts';
@@ -25,13 +25,14 @@ export interface Repositories {
   readonly rotations: TokenRotationRepository;
 }
 
-/** Indexes of the tenant-scoped reads (posture figures); idempotent. */
+/** Indexes of the tenant-scoped reads (posture figures) and of the receipt pruning; idempotent. */
 async function ensureIndexes(store: Store): Promise<void> {
   await Promise.all([
     store.collection('provider_keys').createIndex({ tenant: 1 }),
     store.collection('spend').createIndex({ tenant: 1, period_start: 1 }),
     store.collection('rate_buckets').createIndex({ tenant: 1 }),
     store.collection('provider_health').createIndex({ tenant: 1 }),
+    store.collection('cost_calls').createIndex(RECEIPT_INDEX),
   ]);
 }
 

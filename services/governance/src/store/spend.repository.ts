@@ -16,7 +16,7 @@ interface SpendDocument extends StoreDocument {
   updated_at: string;
 }
 
-/** A recorded LLM call, kept only to make `record_cost` idempotent by `call_id`. */
+/** A recorded LLM call, kept only to make `record_cost` idempotent by `call_id`, for the receipt retention. */
 interface CostCallDocument extends StoreDocument {
   tenant: string;
   recorded_at: string;
@@ -57,7 +57,23 @@ export interface SpendRepository {
   current(tenant: string, tier: string, period: BudgetPeriod, nowMs: number): Promise<SpendWindow>;
   /** The current window of every period for every tier the tenant spent in. */
   currentForTenant(tenant: string, nowMs: number): Promise<SpendWindow[]>;
+  /**
+   * Deletes the receipts of calls recorded before `cutoffMs` (every tenant),
+   * a batch at a time; returns how many. A `callId` whose receipt is gone
+   * counts again when it is sent again.
+   */
+  pruneReceipts(cutoffMs: number): Promise<number>;
 }
+
+/**
+ * Receipts deleted per store operation by {@link SpendRepository.pruneReceipts}: small enough that
+ * one batch holds the embedded store's write lock (and the event loop) for a few milliseconds, the
+ * service's calls running between batches.
+ */
+export const RECEIPT_PRUNE_BATCH = 250;
+
+/** The index that finds expired receipts without reading the live ones. */
+export const RECEIPT_INDEX = { recorded_at: 1 } as const;
 
 const idOf = (tenant: string, tier: string, period: BudgetPeriod, start: string) =>
   JSON.stringify([tenant, tier, period, start]);
@@ -114,6 +130,20 @@ export function createSpendRepository(store: Store): SpendRepository {
       const start = periodStart(period, nowMs);
       const doc = await spend.findOne({ _id: idOf(tenant, tier, period, start) });
       return doc === null ? empty(tier, period, start) : toWindow(doc);
+    },
+    async pruneReceipts(cutoffMs) {
+      const cutoff = new Date(cutoffMs).toISOString();
+      let deleted = 0;
+      for (;;) {
+        const expired = await calls.find(
+          { recorded_at: { $lt: cutoff } },
+          { sort: RECEIPT_INDEX, limit: RECEIPT_PRUNE_BATCH, projection: { _id: 1 } },
+        );
+        if (expired.length === 0) return deleted;
+        const { deletedCount } = await calls.deleteMany({ _id: { $in: expired.map((doc) => doc._id) } });
+        deleted += deletedCount;
+        if (expired.length < RECEIPT_PRUNE_BATCH) return deleted;
+      }
     },
     async currentForTenant(tenant, nowMs) {
       const starts = BUDGET_PERIODS.map((period) => ({ period, period_start: periodStart(period, nowMs) }));
