@@ -16,7 +16,7 @@ interface SpendDocument extends StoreDocument {
   updated_at: string;
 }
 
-/** A recorded LLM call, kept only to make `record_cost` idempotent by `call_id`, for the receipt retention. */
+/** A recorded LLM call's receipt: it makes `record_cost` idempotent by `call_id`, for the receipt retention (then pruned). */
 interface CostCallDocument extends StoreDocument {
   tenant: string;
   recorded_at: string;
