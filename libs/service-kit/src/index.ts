@@ -21,6 +21,6 @@ export { databaseName, startService } from './start-service.ts';
 export type { RunningService, StartOverrides } from './start-service.ts';
 export { EXIT_CODES, runService } from './run-service.ts';
 export { literalPattern, pageOf, readPage } from './paging.ts';
+export type { PageOf } from './paging.ts';
 export { startPeriodic } from './periodic.ts';
 export type { PeriodicJob, PeriodicOptions } from './periodic.ts';
-export type { PageOf } from './paging.ts';

@@ -1,5 +1,6 @@
 import { nedbModel } from './nedb.ts';
 import type { NedbDocument, NedbQuery } from './nedb.ts';
+import { isPlainObject } from './validate.ts';
 
 /**
  * An update applied to a found document, as nedb's `model.modify` applies
@@ -25,14 +26,6 @@ const { deepCopy, modify } = nedbModel;
 
 type Operators = Record<string, Record<string, unknown>>;
 
-function isPlain(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const prototype = Object.getPrototypeOf(value) as unknown;
-  return prototype === Object.prototype || prototype === null;
-}
-
-const hasOwn = (object: object, key: string): boolean => Object.prototype.hasOwnProperty.call(object, key);
-
 /** Thrown inside {@link applyModifiers} when a case is not a plain one: nedb's `modify` decides it. */
 const NOT_PLAIN = Symbol('not plain');
 
@@ -47,7 +40,7 @@ function parentOf(document: Record<string, unknown>, parts: readonly string[], c
       const created: Record<string, unknown> = {};
       node[part] = created;
       node = created;
-    } else if (isPlain(next)) {
+    } else if (isPlainObject(next)) {
       node = next;
     } else {
       throw NOT_PLAIN;
@@ -74,15 +67,15 @@ function applyOne(document: Record<string, unknown>, operator: string, path: str
       const current = parent[field];
       if (typeof value !== 'number') throw NOT_PLAIN;
       if (typeof current === 'number') parent[field] = current + value;
-      else if (!hasOwn(parent, field)) parent[field] = value;
+      else if (!Object.hasOwn(parent, field)) parent[field] = value;
       else throw NOT_PLAIN;
       return;
     }
     case '$push': {
-      if (!hasOwn(parent, field)) parent[field] = [];
+      if (!Object.hasOwn(parent, field)) parent[field] = [];
       const target = parent[field];
       if (!Array.isArray(target)) throw NOT_PLAIN;
-      if (isPlain(value) && Array.isArray(value['$each'])) target.push(...(value['$each'] as unknown[]));
+      if (isPlainObject(value) && Array.isArray(value['$each'])) target.push(...(value['$each'] as unknown[]));
       else target.push(value);
       return;
     }
