@@ -41,7 +41,7 @@ export { IDENTITY_HEADERS, decodeIdentityHeaders, encodeIdentityHeaders } from '
 export { endpointName, serveService } from './rpc-server.ts';
 export type { RpcHandler, RpcReply, RpcRequest, ServedService, ServeOptions } from './rpc-server.ts';
 export { DEFAULT_RPC_TIMEOUT_MS, createRpcClient } from './rpc-client.ts';
-export { publishToStream, StreamPublishError } from './stream-publish.ts';
+export { isStreamUnreachable, publishToStream, StreamPublishError } from './stream-publish.ts';
 export type { StreamAck, StreamPublishOptions } from './stream-publish.ts';
 export type { CallOptions, RpcClient, RpcClientOptions } from './rpc-client.ts';
 export { pingServices } from './discovery.ts';

@@ -30,6 +30,20 @@ export class StreamPublishError extends Error {
   }
 }
 
+/**
+ * True when `error`, or the error it was thrown for (its `cause`), is a
+ * publish that found no stream to take it (503: nats-server restarting,
+ * JetStream recovering), got no acknowledgement in time (408), or was
+ * dropped by the connection: the message may be stored on a later try. A
+ * refusal by the stream (a JetStream error code) is not.
+ */
+export function isStreamUnreachable(error: unknown): boolean {
+  const failure = error instanceof StreamPublishError ? error : (error as { cause?: unknown } | null)?.cause;
+  if (!(failure instanceof StreamPublishError)) return false;
+  if (failure.code === 503 || failure.code === 408) return true;
+  return failure.code === 0 && failure.cause instanceof ReplyMuxError && failure.cause.reason === 'publish_failed';
+}
+
 export interface StreamPublishOptions {
   /** `Nats-Msg-Id`: the stream drops a second message with it within its duplicate window. */
   readonly msgId?: string;

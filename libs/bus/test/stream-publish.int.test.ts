@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectBus, headers, publishToStream, startNatsServer, StreamPublishError } from '../src/index.ts';
+import { ServiceError } from '@ars/contracts';
+import {
+  connectBus,
+  headers,
+  isStreamUnreachable,
+  publishToStream,
+  startNatsServer,
+  StreamPublishError,
+} from '../src/index.ts';
 import type { Bus, NatsServerHandle } from '../src/index.ts';
 import { tempDir } from './helpers.ts';
 
@@ -49,6 +57,8 @@ describe('publishToStream', () => {
     const failure = await publishToStream(bus.nc, 'sp.c', bytes('x'), { headers: h }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(StreamPublishError);
     expect((failure as StreamPublishError).code).toBe(10071);
+    // A refusal stays one: trying again would not store it.
+    expect(isStreamUnreachable(failure)).toBe(false);
   });
 
   it('reports a subject no stream takes as 503 at once', async () => {
@@ -58,5 +68,19 @@ describe('publishToStream', () => {
     );
     expect(failure).toMatchObject({ name: 'StreamPublishError', code: 503 });
     expect(Date.now() - started).toBeLessThan(5_000);
+    // No stream answered (as while nats-server restarts): a later try may store it, also behind a wrapper.
+    expect(isStreamUnreachable(failure)).toBe(true);
+    expect(isStreamUnreachable(new ServiceError('unavailable', 'not stored', { cause: failure }))).toBe(true);
+  });
+
+  it('reports no acknowledgement in time as 408, which a later try may store', async () => {
+    // A subscriber that never answers stands for a stream that does not acknowledge.
+    const silent = bus.nc.subscribe('silent.x', { callback: () => undefined });
+    const failure = await publishToStream(bus.nc, 'silent.x', bytes('x'), { timeoutMs: 200 }).catch((e: unknown) => e);
+    silent.unsubscribe();
+    expect(failure).toMatchObject({ name: 'StreamPublishError', code: 408 });
+    expect(isStreamUnreachable(failure)).toBe(true);
+    expect(isStreamUnreachable(new Error('other'))).toBe(false);
+    expect(isStreamUnreachable(undefined)).toBe(false);
   });
 });

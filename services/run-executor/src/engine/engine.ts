@@ -12,6 +12,7 @@ import { createServiceTools } from '../tools/service-tools.ts';
 import { createAgentConfigResolver } from './agent-config.ts';
 import type { EngineSettings } from './engine-config.ts';
 import { createEventPipeline, createJsPipeline } from './event-pipeline.ts';
+import { createStoredEventIds } from './stored-events.ts';
 import { createGovernance } from './governance.ts';
 import { createLeaseManager } from './lease.ts';
 import { createMemoryPrompt } from './memory.ts';
@@ -76,6 +77,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const deps: RunDeps = {
     bus,
     pipeline,
+    storedEvents: createStoredEventIds(bus),
     logger,
     tasks: options.tasks,
     runStates: options.runStates,

@@ -67,6 +67,14 @@ export interface PipelineEvent {
    * window). @default a random UUID, without `Nats-Msg-Id`
    */
   readonly eventId?: string;
+  /**
+   * The event's id when the caller keeps it without asking for
+   * `Nats-Msg-Id` (a run, to find out later whether the stream has it);
+   * `eventId` wins. @default a random UUID
+   */
+  readonly id?: string;
+  /** `occurred_at`; @default now */
+  readonly occurredAt?: string;
   /** The identity's subject prefix (`eventSubject` without the type), when the caller keeps it. */
   readonly subjectPrefix?: string;
   /** Trace headers to send instead of the active context's (a run computes them once). */
@@ -130,9 +138,9 @@ export function createEventPipeline(js: JsPipeline, options: EventPipelineOption
     async publish(event: PipelineEvent): Promise<number> {
       const out = delivered(event.type, event.payload);
       const stored: StoredEvent = {
-        id: event.eventId ?? randomUUID(),
+        id: event.eventId ?? event.id ?? randomUUID(),
         type: out.type,
-        occurred_at: new Date().toISOString(),
+        occurred_at: event.occurredAt ?? new Date().toISOString(),
         tenant: event.identity.tenant,
         user: event.identity.user,
         session: event.identity.session,

@@ -1,6 +1,10 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isStreamUnreachable } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
 import { activeTraceHeaders, eventSubjectPrefix } from './event-pipeline.ts';
 import type { EventPipeline, PipelineEvent } from './event-pipeline.ts';
+import type { StoredEventIds } from './stored-events.ts';
 
 /**
  * A run's event emitter. Publishes are issued without waiting for each
@@ -10,10 +14,23 @@ import type { EventPipeline, PipelineEvent } from './event-pipeline.ts';
  * acknowledgement (at each checkpoint and before the run's message is
  * acknowledged) and reports a failed publish.
  *
+ * An event whose publish found no stream (nats-server down or restarting,
+ * no acknowledgement in time) is not given up: `flush()` keeps the run
+ * there until the stream answers again, asks it which of those events it
+ * stored after all, and publishes the others again, in their order, under
+ * their own ids as `Nats-Msg-Id`. No later step's event goes out before
+ * them, and none is stored twice. After {@link RESTORE_DEADLINE_MS} the
+ * rest is reported like any failed publish.
+ *
  * After the terminal event is under way the emitter is sealed: LLM, tool and
  * planner events of the run are dropped, so none can follow `task.cancelled`.
  * A run whose lease was lost is silenced altogether.
  */
+
+/** How long `flush()` keeps trying to store events whose publish found no stream. */
+export const RESTORE_DEADLINE_MS = 120_000;
+/** Waits between those tries: from the first to the last, then the last again. */
+const RESTORE_BACKOFF_MS = [100, 250, 500, 1_000, 2_000];
 
 /** The identity of every event of a run. */
 export interface RunIdentity {
@@ -25,25 +42,57 @@ export interface RunIdentity {
 
 const SEALED_PREFIXES = ['llm.', 'tool.', 'planner.'];
 
+/** An event whose publish found no stream, kept to be published again. */
+interface Unstored {
+  /** Emission order. */
+  readonly order: number;
+  readonly event: PipelineEvent & { readonly id: string };
+}
+
+/** Options of {@link RunEvents}. */
+export interface RunEventsOptions {
+  readonly pipeline: EventPipeline;
+  readonly identity: RunIdentity;
+  readonly logger: Logger;
+  /** Asked which events the stream holds after an outage. */
+  readonly storedIds: StoredEventIds;
+  /** A sequence below every event this emitter publishes (the run's `task.spawned`); @default 0 */
+  readonly fromSequence?: number;
+  /** @default {@link RESTORE_DEADLINE_MS} */
+  readonly restoreDeadlineMs?: number;
+}
+
 export class RunEvents {
   readonly identity: RunIdentity;
   readonly #pipeline: EventPipeline;
   readonly #subjectPrefix: string;
   readonly #trace: readonly (readonly [string, string])[];
   readonly #logger: Logger;
+  readonly #storedIds: StoredEventIds;
+  readonly #restoreDeadlineMs: number;
   #inFlight = 0;
   #waiters: (() => void)[] = [];
   #failure: unknown;
   #sealed = false;
   #silenced = false;
+  #emitted = 0;
+  #unstored: Unstored[] = [];
+  /** The highest sequence acknowledged so far. */
+  #highest: number;
+  /** Every event emitted before the last complete flush is stored at or below this sequence. */
+  #settled: number;
 
-  constructor(pipeline: EventPipeline, identity: RunIdentity, logger: Logger) {
-    this.#pipeline = pipeline;
-    this.identity = identity;
+  constructor(options: RunEventsOptions) {
+    this.#pipeline = options.pipeline;
+    this.identity = options.identity;
     // Fixed for the run's life: its subject prefix, and the trace of the start that queued it.
-    this.#subjectPrefix = eventSubjectPrefix(identity);
+    this.#subjectPrefix = eventSubjectPrefix(options.identity);
     this.#trace = activeTraceHeaders();
-    this.#logger = logger;
+    this.#logger = options.logger;
+    this.#storedIds = options.storedIds;
+    this.#restoreDeadlineMs = options.restoreDeadlineMs ?? RESTORE_DEADLINE_MS;
+    this.#highest = options.fromSequence ?? 0;
+    this.#settled = this.#highest;
   }
 
   /** `Identity` member of planner, LLM and tool payloads. */
@@ -59,51 +108,97 @@ export class RunEvents {
   /** Publishes without waiting for the acknowledgement. */
   emit(type: string, payload: Record<string, unknown>, eventId?: string): void {
     if (this.dropped(type)) return;
+    const event = this.#event(type, payload, eventId);
+    const order = this.#emitted++;
     this.#inFlight++;
     this.#pipeline
-      .publish(this.#event(type, payload, eventId))
+      .publish(event)
       .then(
-        () => undefined,
+        (sequence) => this.#acknowledged(sequence),
         (error: unknown) => {
-          this.#failure ??= error;
           this.#logger.warn({ err: error, eventType: type, taskId: this.identity.run }, 'run event not stored');
+          if (isStreamUnreachable(error)) this.#unstored.push({ order, event });
+          else this.#failure ??= error;
         },
       )
-      .finally(() => {
-        this.#inFlight--;
-        if (this.#inFlight === 0) for (const wake of this.#waiters.splice(0)) wake();
-      });
+      .finally(() => this.#settle());
   }
 
   /** Publishes and waits for this event's acknowledgement; resolves to its stream sequence (0 when dropped). */
   async emitNow(type: string, payload: Record<string, unknown>, eventId?: string): Promise<number> {
     if (this.dropped(type)) return 0;
+    this.#emitted++;
     this.#inFlight++;
     try {
-      return await this.#pipeline.publish(this.#event(type, payload, eventId));
+      const sequence = await this.#pipeline.publish(this.#event(type, payload, eventId));
+      this.#acknowledged(sequence);
+      return sequence;
     } finally {
-      this.#inFlight--;
-      if (this.#inFlight === 0) for (const wake of this.#waiters.splice(0)) wake();
+      this.#settle();
     }
   }
 
-  #event(type: string, payload: Record<string, unknown>, eventId: string | undefined): PipelineEvent {
+  #acknowledged(sequence: number): void {
+    if (sequence > this.#highest) this.#highest = sequence;
+  }
+
+  #settle(): void {
+    this.#inFlight--;
+    if (this.#inFlight === 0) for (const wake of this.#waiters.splice(0)) wake();
+  }
+
+  #event(type: string, payload: Record<string, unknown>, eventId: string | undefined): Unstored['event'] {
     return {
       type,
       identity: this.identity,
       payload,
       subjectPrefix: this.#subjectPrefix,
       trace: this.#trace,
-      ...(eventId === undefined ? {} : { eventId }),
+      occurredAt: new Date().toISOString(),
+      ...(eventId === undefined ? { id: randomUUID() } : { id: eventId, eventId }),
     };
   }
 
-  /** Waits until every event emitted so far is acknowledged; throws the first failure, once. */
+  /**
+   * Waits until every event emitted so far is acknowledged, publishing again
+   * those that found no stream (see the class comment); throws the first
+   * failure, once.
+   */
   async flush(): Promise<void> {
     if (this.#inFlight > 0) await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    if (this.#unstored.length > 0) await this.#restore();
     const failure = this.#failure;
     this.#failure = undefined;
     if (failure !== undefined) throw failure;
+    this.#settled = this.#highest;
+  }
+
+  /** Stores the events whose publish found no stream, or gives up on them at the deadline. */
+  async #restore(): Promise<void> {
+    const deadline = Date.now() + this.#restoreDeadlineMs;
+    for (let attempt = 0; this.#unstored.length > 0 && !this.#silenced; attempt++) {
+      let stored: ReadonlySet<string> | undefined;
+      try {
+        stored = await this.#storedIds(this.identity, this.#settled + 1);
+        this.#unstored.sort((a, b) => a.order - b.order);
+        while (this.#unstored.length > 0) {
+          const { event } = this.#unstored[0] as Unstored;
+          // Under its own id as Nats-Msg-Id: should this try fail too, the next one cannot store it twice.
+          if (!stored.has(event.id)) this.#acknowledged(await this.#pipeline.publish({ ...event, eventId: event.id }));
+          this.#unstored.shift();
+        }
+        this.#logger.info({ taskId: this.identity.run, attempt }, 'run events stored after the event stream came back');
+      } catch (error) {
+        // Reading the stream fails while JetStream is away, whatever the error; a publish only when unreachable.
+        const retryable = stored === undefined || isStreamUnreachable(error);
+        if (!retryable || Date.now() >= deadline) {
+          this.#failure ??= error;
+          this.#unstored = [];
+          return;
+        }
+        await sleep(RESTORE_BACKOFF_MS[Math.min(attempt, RESTORE_BACKOFF_MS.length - 1)]);
+      }
+    }
   }
 
   /** Drops every later LLM, tool and planner event. */

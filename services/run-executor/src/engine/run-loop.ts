@@ -28,6 +28,7 @@ import type { MemoryPrompt } from './memory.ts';
 import { lastToolOf, RUN_ERROR_CODES, stepLimitReached } from './planner.ts';
 import { occurredAt, RunEvents } from './run-events.ts';
 import { finishRun, republishTerminal, startedEventId } from './run-finish.ts';
+import type { StoredEventIds } from './stored-events.ts';
 import { prepareRun } from './run-prepare.ts';
 import { runStep } from './run-step.ts';
 
@@ -50,6 +51,8 @@ export const COST_HOLD_MS = 1_000;
 export interface RunDeps {
   readonly bus: Bus;
   readonly pipeline: EventPipeline;
+  /** Which of a run's events the stream holds, asked after an outage (`stored-events.ts`). */
+  readonly storedEvents: StoredEventIds;
   readonly logger: Logger;
   readonly tasks: TaskRepository;
   readonly runStates: RunStateRepository;
@@ -326,7 +329,13 @@ export class RunLoop {
     }
     this.task = task;
     this.owner = { tenant: task.tenant, user: task.user, session: task.session };
-    this.events = new RunEvents(this.deps.pipeline, { ...this.owner, run: task.task_id }, this.log);
+    this.events = new RunEvents({
+      pipeline: this.deps.pipeline,
+      identity: { ...this.owner, run: task.task_id },
+      logger: this.log,
+      storedIds: this.deps.storedEvents,
+      fromSequence: task.spawned_sequence ?? 0,
+    });
     if (isTerminal(task.status)) {
       await republishTerminal(task, runStates, this.events);
       return { kind: 'done' };

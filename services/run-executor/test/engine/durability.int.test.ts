@@ -3,6 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
 import { connectBus, createRpcClient, startNatsServer } from '@ars/bus';
@@ -115,6 +116,30 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
     expect(ofType(watch.events, 'tool.invoked').filter((e) => e.payload.ToolName === 'side_effect')).toHaveLength(1);
   });
 
+  it('stores the events a run emitted while nats-server was down once it is back: each once, in the run order', async () => {
+    await startExecutor();
+    const script = '#script tool:wait{ms:1500};tool:echo{n:1};finish:done';
+    // The same run undisturbed: the events every run of this script has, in order.
+    const reference = await startRun(newCaller(), script);
+    await reference.watch.terminal(20_000);
+    reference.watch.stop();
+    const expected = reference.watch.types();
+
+    const caller = newCaller();
+    const { taskId, watch } = await startRun(caller, script);
+    await watch.until((e) => e.type === 'tool.invoked' && e.payload.ToolName === 'wait');
+    watch.stop();
+    // A crash of the server; the wait tool completes while it is down.
+    nats.kill();
+    await sleep(2_500);
+    nats = await restartNats(nats.port);
+    const after = await watchWhenReady(caller, taskId);
+    const terminal = await after.terminal(40_000);
+    after.stop();
+    expect(terminal.type).toBe('task.completed');
+    expect(after.types()).toEqual(expected);
+  });
+
   it('fails a run visibly when an unsafe call was under way at the crash (tool_outcome_unknown)', async () => {
     const first = await startExecutor();
     const caller = newCaller();
@@ -185,6 +210,30 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
     });
     expect(completedTools(watch.events)).toEqual(['sensitive_action']);
   });
+
+  /** nats-server again on `port` with the same store (the killed one may hold the port a moment longer). */
+  async function restartNats(port: number): Promise<NatsServerHandle> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await startNatsServer({ port, storeDir: join(dir, 'nats') });
+      } catch (error) {
+        if (attempt >= 20) throw error;
+        await sleep(250);
+      }
+    }
+  }
+
+  /** A watch on the run from the start of the stream, once JetStream answers again. */
+  async function watchWhenReady(caller: VerifiedIdentity, taskId: string): Promise<RunWatch> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await watchRun(bus, caller, taskId);
+      } catch (error) {
+        if (attempt >= 40) throw error;
+        await sleep(250);
+      }
+    }
+  }
 
   /** The caller's open pause once the new executor has the run live (its inbox answers). */
   async function waitForPause(caller: VerifiedIdentity): Promise<Record<string, unknown>> {

@@ -1,0 +1,31 @@
+import { decodeStoredEvent, encodeToken, eventFilterSubject, readEvents } from '@ars/bus';
+import type { Bus } from '@ars/bus';
+import type { RunIdentity } from './run-events.ts';
+
+/**
+ * Which of a run's events the EVENTS stream holds from a sequence on: what
+ * a run asks after publishes whose acknowledgement never came (nats-server
+ * down or restarting), to publish again only those the stream does not have.
+ * One bounded read of the session's subjects (a filtered, memory-backed
+ * consumer, deleted after the read), keeping the run's event ids.
+ */
+export type StoredEventIds = (identity: RunIdentity, fromSequence: number) => Promise<ReadonlySet<string>>;
+
+export function createStoredEventIds(bus: Bus): StoredEventIds {
+  return async (identity, fromSequence) => {
+    const runToken = encodeToken(identity.run);
+    const reader = await readEvents(bus, {
+      filterSubject: eventFilterSubject({ tenant: identity.tenant, user: identity.user, session: identity.session }),
+      startSequence: Math.max(1, fromSequence),
+    });
+    const ids = new Set<string>();
+    try {
+      for await (const record of reader) {
+        if (record.runToken === runToken) ids.add(decodeStoredEvent(record.data).id);
+      }
+    } finally {
+      await reader.close();
+    }
+    return ids;
+  };
+}
