@@ -20,7 +20,10 @@ import type { StoredEventIds } from './stored-events.ts';
  * stored after all, and publishes the others again, in their order, under
  * their own ids as `Nats-Msg-Id`. No later step's event goes out before
  * them, and none is stored twice. After {@link RESTORE_DEADLINE_MS} the
- * rest is reported like any failed publish.
+ * rest is reported like any failed publish. Once the emitter is sealed
+ * (below), the LLM, tool and planner events among them are dropped: the
+ * terminal event is published beside the last flush, and none of those may
+ * follow it.
  *
  * After the terminal event is under way the emitter is sealed: LLM, tool and
  * planner events of the run are dropped, so none can follow `task.cancelled`.
@@ -184,7 +187,9 @@ export class RunEvents {
         while (this.#unstored.length > 0) {
           const { event } = this.#unstored[0] as Unstored;
           // Under its own id as Nats-Msg-Id: should this try fail too, the next one cannot store it twice.
-          if (!stored.has(event.id)) this.#acknowledged(await this.#pipeline.publish({ ...event, eventId: event.id }));
+          // Sealed: the terminal event is under way, and no LLM, tool or planner event may follow it.
+          const publish = !stored.has(event.id) && !this.dropped(event.type);
+          if (publish) this.#acknowledged(await this.#pipeline.publish({ ...event, eventId: event.id }));
           this.#unstored.shift();
         }
         this.#logger.info({ taskId: this.identity.run, attempt }, 'run events stored after the event stream came back');

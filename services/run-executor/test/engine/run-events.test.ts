@@ -133,6 +133,22 @@ describe('RunEvents after failed publishes', () => {
     expect(new Set(calls.map((c) => c.id)).size).toBe(1);
   });
 
+  it('drops the LLM, tool and planner events among them once sealed (the terminal event is under way), keeping the others', async () => {
+    const { pipeline, calls } = fakePipeline((_e, attempt) => (attempt === 1 ? unreachable() : undefined));
+    const events = emitter(pipeline, async () => new Set());
+    events.emit('llm.completion.chunk', payload(1));
+    events.emit('control.applied', payload(2));
+    events.emit('planner.decision', payload(3));
+    events.seal();
+    await events.flush();
+    expect(calls.map((c) => c.type)).toEqual([
+      'llm.completion.chunk',
+      'control.applied',
+      'planner.decision',
+      'control.applied',
+    ]);
+  });
+
   it('stops trying once the run is silenced (another executor owns it)', async () => {
     const { pipeline, calls } = fakePipeline((e) => (e.type === 'b' ? unreachable() : undefined));
     const events = emitter(pipeline, async () => new Set());
