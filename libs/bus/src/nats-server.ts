@@ -52,6 +52,12 @@ export interface NatsServerHandle {
   stop(): Promise<void>;
   /** SIGKILL, without waiting: a crash. */
   kill(): void;
+  /**
+   * After {@link kill} or {@link stop}: waits for this process's exit (which
+   * frees the port), then starts nats-server again on the same port and
+   * store; clients reconnect to it by themselves. Resolves to the new handle.
+   */
+  restart(): Promise<NatsServerHandle>;
 }
 
 const STDERR_KEEP = 16_384;
@@ -204,7 +210,7 @@ async function waitUntilListening(spawned: Spawned, port: number, timeoutMs: num
   throw new Error(`nats-server did not accept connections on ${port} within ${timeoutMs} ms:\n${spawned.stderr()}`);
 }
 
-function handleFor(spawned: Spawned, port: number): NatsServerHandle {
+function handleFor(spawned: Spawned, port: number, options: NatsServerOptions): NatsServerHandle {
   const { child } = spawned;
   // A crashed test runner must not leave servers behind.
   const onExit = (): void => {
@@ -228,6 +234,10 @@ function handleFor(spawned: Spawned, port: number): NatsServerHandle {
     kill(): void {
       child.kill('SIGKILL');
     },
+    async restart(): Promise<NatsServerHandle> {
+      await spawned.exited;
+      return startNatsServer({ ...options, port });
+    },
   };
 }
 
@@ -248,7 +258,7 @@ export async function startNatsServer(options: NatsServerOptions): Promise<NatsS
     const spawned = spawnServer(binary, await serverArgs(port, options), options.memoryLimitMiB);
     try {
       await waitUntilListening(spawned, port, timeoutMs);
-      return handleFor(spawned, port);
+      return handleFor(spawned, port, options);
     } catch (error) {
       lastError = error;
       if (!spawned.stderr().includes('address already in use')) break;

@@ -116,6 +116,31 @@ describe('startNatsServer', () => {
     expect(isAlive(server.pid)).toBe(false);
   });
 
+  it('restarts a killed server on the same port and store, keeping its streams', async () => {
+    const first = await startNatsServer({ storeDir: `${dir.path}/r` });
+    const bus = await connectBus({ servers: first.url, name: 'restart-probe' });
+    await bus.jsm.streams.add({ name: 'KEPT', subjects: ['kept.>'] });
+    await bus.js.publish('kept.a', new TextEncoder().encode('x'));
+    first.kill();
+    const second = await first.restart();
+    try {
+      expect(isAlive(first.pid)).toBe(false);
+      expect(second.port).toBe(first.port);
+      // The client reconnects by itself (within a few seconds) and finds what the first server stored.
+      let messages: number | undefined;
+      for (let i = 0; i < 40 && messages === undefined; i++) {
+        messages = await bus.jsm.streams.info('KEPT').then(
+          (info) => info.state.messages,
+          () => undefined,
+        );
+      }
+      expect(messages).toBe(1);
+    } finally {
+      await bus.close();
+      await second.stop();
+    }
+  });
+
   it("fails with the server's stderr when its port is taken", async () => {
     const port = await findFreePort();
     const blocker: Server = createServer();

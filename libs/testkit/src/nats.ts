@@ -1,7 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startNatsCluster, startNatsServer } from '@ars/bus';
 import type { NatsServerHandle } from '@ars/bus';
 
@@ -14,11 +13,7 @@ export interface TestNats {
   readonly storeDir: string;
   /** Kills the server with SIGKILL (a crash), without waiting; the store stays. */
   kill(): void;
-  /**
-   * Starts the server again on the same port and store, after {@link kill}:
-   * clients reconnect to it by themselves. Retries while the killed process
-   * still holds the port.
-   */
+  /** Starts the server again on the same port and store, after {@link kill}: clients reconnect by themselves. */
   restart(): Promise<void>;
   /** Stops the server and deletes its store. Idempotent. */
   stop(): Promise<void>;
@@ -45,15 +40,7 @@ export async function startTestNats(): Promise<TestNats> {
       handle.kill();
     },
     async restart() {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          handle = await startNatsServer({ port, storeDir });
-          return;
-        } catch (error) {
-          if (attempt >= RESTART_ATTEMPTS) throw error;
-          await sleep(RESTART_RETRY_MS);
-        }
-      }
+      handle = await handle.restart();
     },
     stop() {
       stopped ??= handle.stop().finally(() => rm(storeDir, { recursive: true, force: true }));
@@ -61,10 +48,6 @@ export async function startTestNats(): Promise<TestNats> {
     },
   };
 }
-
-/** How often, and how far apart, {@link TestNats.restart} tries the port a killed server may still hold. */
-const RESTART_ATTEMPTS = 40;
-const RESTART_RETRY_MS = 250;
 
 /** A throwaway 3-node JetStream cluster for failover tests. */
 export interface TestNatsCluster {

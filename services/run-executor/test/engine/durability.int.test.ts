@@ -132,7 +132,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
     // A crash of the server; the wait tool completes while it is down.
     nats.kill();
     await sleep(2_500);
-    nats = await restartNats(nats.port);
+    nats = await nats.restart();
     const after = await watchWhenReady(caller, taskId);
     const terminal = await after.terminal(40_000);
     after.stop();
@@ -210,18 +210,6 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
     });
     expect(completedTools(watch.events)).toEqual(['sensitive_action']);
   });
-
-  /** nats-server again on `port` with the same store (the killed one may hold the port a moment longer). */
-  async function restartNats(port: number): Promise<NatsServerHandle> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await startNatsServer({ port, storeDir: join(dir, 'nats') });
-      } catch (error) {
-        if (attempt >= 20) throw error;
-        await sleep(250);
-      }
-    }
-  }
 
   /** A watch on the run from the start of the stream, once JetStream answers again. */
   async function watchWhenReady(caller: VerifiedIdentity, taskId: string): Promise<RunWatch> {
