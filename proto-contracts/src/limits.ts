@@ -41,10 +41,6 @@ export function checkPayloadBounds(
   payload: unknown,
   limits: typeof CONTROL_PAYLOAD_LIMITS = CONTROL_PAYLOAD_LIMITS,
 ): PayloadBoundViolation | undefined {
-  const size = Buffer.byteLength(JSON.stringify(payload) ?? '', 'utf8');
-  if (size > limits.maxTotalBytes) {
-    return { bound: 'maxTotalBytes', message: `payload is ${size} bytes; the limit is ${limits.maxTotalBytes}` };
-  }
   let keys = 0;
   const walk = (value: unknown, depth: number): PayloadBoundViolation | undefined => {
     if (typeof value === 'string') {
@@ -88,5 +84,13 @@ export function checkPayloadBounds(
     }
     return undefined;
   };
-  return walk(payload, 1);
+  // The walk first: it stops at the depth bound, where serialising a payload nested
+  // thousands of levels deep would overflow the stack.
+  const shaped = walk(payload, 1);
+  if (shaped !== undefined) return shaped;
+  const size = Buffer.byteLength(JSON.stringify(payload) ?? '', 'utf8');
+  if (size > limits.maxTotalBytes) {
+    return { bound: 'maxTotalBytes', message: `payload is ${size} bytes; the limit is ${limits.maxTotalBytes}` };
+  }
+  return undefined;
 }

@@ -40,6 +40,18 @@ describe('checkPayloadBounds', () => {
     expect(checkPayloadBounds(nested(7))?.bound).toBe('maxDepth');
   });
 
+  it('reports the depth of a payload nested far deeper than the stack could serialise', () => {
+    let deepObject: unknown = {};
+    let deepList: unknown = [];
+    for (let i = 0; i < 100_000; i++) {
+      deepObject = { n: deepObject };
+      deepList = [deepList];
+    }
+    expect(() => JSON.stringify(deepObject)).toThrow(RangeError);
+    expect(checkPayloadBounds(deepObject)?.bound).toBe('maxDepth');
+    expect(checkPayloadBounds({ a: deepList })?.bound).toBe('maxDepth');
+  });
+
   it('counts keys across every nested object', () => {
     const spread = { a: keys(32), b: keys(31) }; // 2 + 32 + 31 = 65
     expect(checkPayloadBounds(spread)?.bound).toBe('maxKeys');

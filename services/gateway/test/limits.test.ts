@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONTROL_PAYLOAD_LIMITS } from '@ars/contracts';
+import { MAX_BODY_DEPTH } from '../src/http/request-body.ts';
 import { routeOf } from './support/bodies.ts';
-import { createHarness } from './support/harness.ts';
+import { createHarness, scoped } from './support/harness.ts';
 import type { Harness } from './support/harness.ts';
 
 let h: Harness;
@@ -108,5 +109,40 @@ describe('limits: control payload bounds', () => {
   it('does not apply the control bounds to start', async () => {
     const response = await h.post(routeOf('start'), { identity: {}, query: 'q'.repeat(maxStringChars + 10) });
     expect(response.statusCode).toBe(200);
+  });
+});
+
+describe('limits: nesting depth of any body', () => {
+  /** JSON text of an object whose member `value` starts a chain of `levels` nested lists (built as text: it may be too deep to serialise). */
+  const bodyWithDeepValue = (head: string, levels: number) =>
+    `{${head},"value":${'['.repeat(levels)}${']'.repeat(levels)}}`;
+
+  it('answers a control payload nested far deeper than the stack could serialise with 422, forwarding nothing', async () => {
+    const raw = `{"identity":{"run":"r1"},"payload":${'{"n":'.repeat(10_000)}{}${'}'.repeat(10_000)}}`;
+    const response = await h.send('POST', routeOf('inject_context'), undefined, { raw });
+    expect(response.statusCode, response.body).toBe(422);
+    expect(response.json()).toMatchObject({ code: 'payload_invalid' });
+    expect(h.rpc.calls).toHaveLength(0);
+  });
+
+  it(`forwards a body ${MAX_BODY_DEPTH} levels deep and answers one level more with 400 invalid_request`, async () => {
+    const admin = h.token(scoped('admin'));
+    const head = '"identity":{},"tier":"user","key":"k"';
+    // The body is level 1 and `value` level 2, so its lists may add MAX_BODY_DEPTH - 1 levels.
+    const atLimit = await h.send('POST', routeOf('memory.put'), undefined, {
+      raw: bodyWithDeepValue(head, MAX_BODY_DEPTH - 1),
+      token: admin,
+    });
+    expect(atLimit.statusCode, atLimit.body).toBe(200);
+    expect(h.rpc.calls).toHaveLength(1);
+    for (const levels of [MAX_BODY_DEPTH, 100_000]) {
+      const response = await h.send('POST', routeOf('memory.put'), undefined, {
+        raw: bodyWithDeepValue(head, levels),
+        token: admin,
+      });
+      expect(response.statusCode, response.body).toBe(400);
+      expect(response.json()).toMatchObject({ code: 'invalid_request' });
+    }
+    expect(h.rpc.calls).toHaveLength(1);
   });
 });

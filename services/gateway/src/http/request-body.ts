@@ -24,6 +24,32 @@ export function parseJsonObject(raw: unknown, contentType: string | undefined): 
 }
 
 /**
+ * How deep a request body may nest, its top-level object being level 1. Far
+ * above what any method's schema describes, and far below where serialising
+ * it to forward it would overflow the stack (a RangeError, not an answer).
+ */
+export const MAX_BODY_DEPTH = 64;
+
+/** True when `value` nests objects or lists deeper than `max` levels; iterative, so any depth is safe to measure. */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const pending: Array<readonly [unknown, number]> = [[value, 1]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, depth] = next;
+    if (item === null || typeof item !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** A body nested deeper than {@link MAX_BODY_DEPTH} is 400 `invalid_request`. */
+export function enforceBodyDepth(body: Record<string, unknown>): void {
+  if (nestsDeeperThan(body, MAX_BODY_DEPTH)) {
+    throw new ServiceError('invalid_request', `the request body nests deeper than ${MAX_BODY_DEPTH} levels`);
+  }
+}
+
+/**
  * Limits: a steering control's `payload` is checked against every bound
  * before schema validation; a breach is 422 `payload_invalid`, never truncated.
  */

@@ -3,7 +3,7 @@ import type { ReconciledIdentity } from '@ars/auth';
 import type { IdentityScope, MethodDef, VerifiedIdentity } from '@ars/contracts';
 import { publishCrossings, publishSearchCrossing } from '../http/audit.ts';
 import { authorizeMethod } from '../http/authorize.ts';
-import { enforcePayloadBounds, validateRequest } from '../http/request-body.ts';
+import { enforceBodyDepth, enforcePayloadBounds, validateRequest } from '../http/request-body.ts';
 import { checkSearchFilter } from '../http/search-filter.ts';
 import type { EventSink } from '../ports.ts';
 
@@ -14,7 +14,7 @@ interface GateLog {
 
 /**
  * The checks of a request body after authentication, in order: control
- * payload bounds (422), request schema (400, bodies of GET methods are not
+ * payload bounds (422), nesting depth (400), request schema (400, bodies of GET methods are not
  * validated), body identity reconciliation (401/403/404), method claims
  * (403), search filter folding (403), then the audit of granted crossings.
  * Answers the reconciled identity.
@@ -27,6 +27,7 @@ export async function gateBody(
   body: Record<string, unknown>,
 ): Promise<ReconciledIdentity> {
   enforcePayloadBounds(method, body);
+  enforceBodyDepth(body);
   if (method.httpMethod !== 'GET') validateRequest(method, body);
   const { identity, crossed } = reconcileBodyIdentity({
     verified,
