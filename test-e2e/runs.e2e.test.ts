@@ -491,7 +491,7 @@ describe('runs end to end', () => {
       }
     });
 
-    it('refuses another user of the same tenant with 403 scope_mismatch and another tenant with 404 not_found', async () => {
+    it('refuses another user of the same tenant and another tenant without admin with 403 scope_mismatch', async () => {
       const owner = await caller('scope');
       const sibling = await caller('scope-sib', [], { ...uniqueIdentity('scope-sib'), tenant: owner.identity.tenant });
       const stranger = await caller('scope-other');
@@ -503,8 +503,8 @@ describe('runs end to end', () => {
           code: 'scope_mismatch',
         });
         expect(await refusal(control(stranger.client, 'cancel', run.taskId))).toMatchObject({
-          status: 404,
-          code: 'not_found',
+          status: 403,
+          code: 'scope_mismatch',
         });
         expect(run.log.types()).not.toContain('control.received');
       } finally {

@@ -1,6 +1,6 @@
 import { ServiceError } from '@ars/contracts';
 import type { SteeringTier, VerifiedIdentity } from '@ars/contracts';
-import { assertSteeringAllowed, isAdmin } from '@ars/auth';
+import { assertSteeringAllowed } from '@ars/auth';
 import { isTerminal } from './task.ts';
 import type { TaskRecord } from './task.ts';
 
@@ -9,11 +9,11 @@ import type { TaskRecord } from './task.ts';
  * asked. The order is fixed so that each refusal reveals no more than the
  * caller may know:
  *
- * 1. a missing task, and another tenant's task for a caller without admin,
- *    are the same 404 `not_found` (a cross-tenant id says nothing);
+ * 1. a missing task is 404 `not_found`;
  * 2. the steering tier is derived from the verified identity only (the body
  *    `scope` is ignored) and compared with the method's minimum: 403
- *    `scope_mismatch` (another user of the same tenant has no authority;
+ *    `scope_mismatch` (another tenant's run without admin, as the Errors
+ *    table lists it; another user of the same tenant has no authority;
  *    `prioritize` needs admin);
  * 3. a terminal task has no live inbox: 404 `not_found`, without asking.
  *
@@ -24,9 +24,7 @@ export function authorizeControl(
   task: TaskRecord | null,
   method: { readonly name: string; readonly minimum: SteeringTier },
 ): SteeringTier {
-  if (task === null || (task.tenant !== caller.tenant && !isAdmin(caller.scopes))) {
-    throw new ServiceError('not_found', 'run not found');
-  }
+  if (task === null) throw new ServiceError('not_found', 'run not found');
   const tier = assertSteeringAllowed(caller, { tenant: task.tenant, user: task.user }, method.minimum);
   if (isTerminal(task.status)) {
     throw new ServiceError('not_found', `run has no live inbox: it already ended (${task.status})`);

@@ -51,12 +51,12 @@ describe('authorizeControl', () => {
     ],
     ['an admin of the tenant, admin minimum', caller({ user: 'root', scopes: ['admin'] }), 'admin', 'admin'],
     ['an admin of another tenant', caller({ tenant: 'other', scopes: ['admin'] }), 'owner_user', 'admin'],
-    ['another tenant without admin', caller({ tenant: 'other' }), 'session_user', 'not_found'],
+    ['another tenant without admin', caller({ tenant: 'other' }), 'session_user', 'scope_mismatch'],
     [
       'another tenant with console:fleet',
       caller({ tenant: 'other', scopes: ['console:fleet'] }),
       'owner_user',
-      'not_found',
+      'scope_mismatch',
     ],
   ])('%s → %s', (_who, who, minimum, expected) => {
     expect(outcome(who, minimum)).toBe(expected);
