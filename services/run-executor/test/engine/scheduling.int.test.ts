@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RUNS_STREAM, publishToStream, runsSubject } from '@ars/bus';
 import { newTaskRecord } from '../../src/domain/start.ts';
 import { enqueueRun } from '../../src/engine/work-queue.ts';
 import { createLeaseManager } from '../../src/engine/lease.ts';
+import { consumerName } from '../../src/engine/priority.ts';
 import { createLeaseRepository } from '../../src/store/lease.repository.ts';
 import { newCaller, startEngineHarness } from './harness.ts';
 import type { EngineHarness } from './harness.ts';
@@ -62,5 +64,62 @@ describe('scheduling', () => {
     expect(Date.now() - queuedAt).toBeGreaterThan(1_000);
     expect((await watch.terminal()).type).toBe('task.completed');
     watch.stop();
+  });
+
+  it('takes malformed work-queue messages off the queue and goes on running runs', async () => {
+    const bodies = ['not json', '[]', '{"task_id":5}', '{"task_id":""}', `{"task_id":"${randomUUID()}"}`];
+    for (const body of bodies) {
+      await publishToStream(h.bus.nc, runsSubject('normal'), new TextEncoder().encode(body), {
+        msgId: `malformed-${randomUUID()}`,
+      });
+    }
+    const run = await h.start(newCaller(), { query: '#script tool:echo{"a":1};finish:after the junk' });
+    expect((await run.watch.terminal(10_000)).type).toBe('task.completed');
+    run.watch.stop();
+    // Nothing is left waiting for an acknowledgement or a redelivery.
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const info = await h.bus.jsm.consumers.info(RUNS_STREAM, consumerName('normal'));
+      if (info.num_pending === 0 && info.num_ack_pending === 0) break;
+      if (Date.now() > deadline) {
+        throw new Error(`RUNS still holds ${info.num_pending} pending, ${info.num_ack_pending} unacknowledged`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  });
+});
+
+describe('scheduling with two slots', () => {
+  let h: EngineHarness;
+
+  beforeAll(async () => {
+    h = await startEngineHarness({ EXECUTOR_CONCURRENCY: '2' });
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('runs at most EXECUTOR_CONCURRENCY runs at once, and uses every slot', async () => {
+    const caller = newCaller();
+    const runs = await Promise.all(
+      Array.from({ length: 5 }, () => h.start(caller, { query: '#script tool:wait{ms:300};finish:ok' })),
+    );
+    const ends: { sequence: number; delta: number }[] = [];
+    for (const run of runs) {
+      const started = await run.watch.until((e) => e.type === 'task.started', 20_000);
+      const terminal = await run.watch.terminal(20_000);
+      expect(terminal.type).toBe('task.completed');
+      ends.push({ sequence: started.sequence, delta: 1 }, { sequence: terminal.sequence, delta: -1 });
+      run.watch.stop();
+    }
+    // The stream orders every run's start and end: replaying them gives how many ran at once.
+    let running = 0;
+    let most = 0;
+    for (const { delta } of ends.sort((a, b) => a.sequence - b.sequence)) {
+      running += delta;
+      most = Math.max(most, running);
+    }
+    expect(most).toBe(2);
   });
 });
