@@ -174,6 +174,8 @@ describe('start', () => {
       expect(text(foreign, 'secret')).toBe(text(unknown, 'nobody'));
       expect(await listTasks(caller)).toEqual([]);
       expect(await storedEvents(h.bus, { tenant: caller.tenant })).toEqual([]);
+      // Nor was the session opened or touched for a start that was refused.
+      expect(h.fakes.session.admitted.filter((c) => c.identity.tenant === caller.tenant)).toEqual([]);
     });
   });
 
@@ -306,6 +308,7 @@ describe('start', () => {
       const outcome = await outcomeOf(h.start(owner, { input_artifact_ids: ['a-1'] }));
       expect(outcome).toMatchObject({ ok: false, code: 'invalid_request' });
       expect(await listTasks(owner)).toEqual([]);
+      expect(h.fakes.session.admitted.filter((c) => c.identity.tenant === owner.tenant)).toEqual([]);
     });
   });
 

@@ -46,16 +46,19 @@ async function runChecks(
 ): Promise<{ admission: Admission; agent: BoundAgent; artifacts: ResolvedArtifact[] }> {
   const agentId = request.agent_id;
   const ids = [...new Set(request.input_artifact_ids ?? [])];
-  const [admission, agent, artifacts] = await Promise.all([
-    admissions.admit(caller, { task_id: taskId, query: request.query }),
-    agentId === undefined
-      ? Promise.resolve<BoundAgent>({})
-      : agentId === defaultAgentId
-        ? Promise.resolve<BoundAgent>({ agent_id: agentId })
-        : checks.resolveAgent(caller, agentId).then((r) => ({ agent_id: agentId, ...r })),
+  const admit = () => admissions.admit(caller, { task_id: taskId, query: request.query });
+  const resolvesAgent = agentId !== undefined && agentId !== defaultAgentId;
+  if (!resolvesAgent && ids.length === 0) {
+    return { admission: await admit(), agent: agentId === undefined ? {} : { agent_id: agentId }, artifacts: [] };
+  }
+  // The admission opens or touches the session: only once nothing can refuse the start any more.
+  const [agent, artifacts] = await Promise.all([
+    resolvesAgent
+      ? checks.resolveAgent(caller, agentId).then((r): BoundAgent => ({ agent_id: agentId, ...r }))
+      : Promise.resolve<BoundAgent>(agentId === undefined ? {} : { agent_id: agentId }),
     ids.length === 0 ? Promise.resolve([]) : checks.resolveArtifacts(caller, ids),
   ]);
-  return { admission, agent, artifacts };
+  return { admission: await admit(), agent, artifacts };
 }
 
 function erasedError(): ServiceError {
@@ -85,9 +88,11 @@ function response(taskId: string, reused: boolean): StartResponse {
  *    marker after its insert instead: a session erased meanwhile withdraws
  *    the new task and refuses the start the same way.
  *
- * The path is kept short: the idempotency lookup and the session, agent and
- * artifact checks run concurrently; then one insert, `task.spawned`, and the
- * RUNS enqueue (the engine emits `task.started` when it claims the run).
+ * The path is kept short: the idempotency lookup and the checks run
+ * concurrently (the session's admission after the agent and artifact checks,
+ * when there are any, so that a refused start neither opens nor touches its
+ * session); then one insert, `task.spawned`, and the RUNS enqueue (the engine
+ * emits `task.started` when it claims the run).
  * Identity: the verified triple, never the body.
  */
 export function createStartHandler(
