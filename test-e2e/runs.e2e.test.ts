@@ -172,6 +172,9 @@ describe('runs end to end', () => {
       });
       expect(list.items).toEqual([]);
       expect(Object.values(list.counts).every((count) => count === 0)).toBe(true);
+      // Nor did the refused starts open their session.
+      const sessions = await owner.client.call<{ items: unknown[] }>('sessions.list', { identity: {} });
+      expect(sessions.items).toEqual([]);
     });
 
     it('records input artifacts and their disposition hints on the task', async () => {
