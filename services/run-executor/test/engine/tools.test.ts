@@ -69,6 +69,24 @@ describe('invokeWithPolicy', () => {
     expect(outcome).toMatchObject({ ok: false, attempts: 1, exhausted: false });
   });
 
+  it('reports anything else a tool throws as one permanent failure, not retried', async () => {
+    const thrower = { ...registry.get('echo')!, retry: { maxAttempts: 3, backoffMs: 0 } };
+    for (const thrown of [new TypeError('boom'), 'a string', undefined]) {
+      const failures: number[] = [];
+      const outcome = await invokeWithPolicy(
+        {
+          ...thrower,
+          run: () => Promise.reject(thrown as Error),
+        },
+        {},
+        context(),
+        (n) => failures.push(n),
+      );
+      expect(failures).toEqual([1]);
+      expect(outcome).toMatchObject({ ok: false, attempts: 1, exhausted: false, errorClass: 'permanent' });
+    }
+  });
+
   it('throws a cancelled ToolError when the signal aborts a call', async () => {
     const controller = new AbortController();
     const pending = invokeWithPolicy(registry.get('wait')!, { ms: 10_000 }, context(controller.signal), () => {});
