@@ -123,3 +123,24 @@ describe('scheduling with two slots', () => {
     expect(most).toBe(2);
   });
 });
+
+describe('progress heartbeats', () => {
+  let h: EngineHarness;
+
+  beforeAll(async () => {
+    h = await startEngineHarness({ EXECUTOR_ACK_WAIT_MS: '1000', EXECUTOR_LEASE_TTL_MS: '1000' });
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('keeps a run longer than the ack wait from being redelivered', async () => {
+    const run = await h.start(newCaller(), { query: '#script tool:wait{ms:3500};finish:ok' });
+    expect((await run.watch.terminal(15_000)).type).toBe('task.completed');
+    run.watch.stop();
+    const info = await h.bus.jsm.consumers.info(RUNS_STREAM, consumerName('normal'));
+    expect(info.num_redelivered).toBe(0);
+    expect(run.watch.types().filter((type) => type === 'task.started')).toHaveLength(1);
+  });
+});
