@@ -46,7 +46,42 @@ const MEMBERS = [
   'event_id',
   'hard',
   'config',
+  'input_artifact_dispositions',
+  'scope',
 ] as const;
+
+/** Members of `filter` (tasks.list, pause.list, search.tasks). */
+const FILTER_MEMBERS = [
+  'status',
+  'kind',
+  'parent_task_id',
+  'since',
+  'until',
+  'text',
+  'tenant_ids',
+  'user_ids',
+  'session_ids',
+] as const;
+
+/**
+ * A body each method accepts, so that one hostile member added to it reaches
+ * the service behind the gateway instead of being refused for what is missing.
+ */
+function validBody(method: string, run: string): Record<string, unknown> {
+  switch (method) {
+    case 'start':
+      return { identity: {}, query: 'bad input sweep' };
+    case 'tasks.get':
+      return { identity: {}, task_id: run };
+    case 'agent_config.set_revision':
+      return { identity: {}, agent_id: 'sweep-agent', config: {} };
+    case 'agent_config.get':
+    case 'agent_config.list_revisions':
+      return { identity: {}, agent_id: 'sweep-agent' };
+    default:
+      return { identity: STEERING_CONTROLS.includes(method as never) ? { run } : {} };
+  }
+}
 
 /** Values of every JSON type, including the awkward ones. */
 const VALUES: readonly unknown[] = [
@@ -93,12 +128,14 @@ describe('bad input end to end', () => {
   let sys: TestSystem;
   let identity: TestIdentity;
   let token: string;
+  let adminToken: string;
 
   async function post(method: string, body: string, headers: Record<string, string> = {}): Promise<Answer> {
     const response = await fetch(`${sys.baseUrl}/v1/control/${method}`, {
       method: 'POST',
       headers: {
-        authorization: `Bearer ${token}`,
+        // The agent configuration methods need admin: without it the gateway refuses every body alike.
+        authorization: `Bearer ${method.startsWith('agent_config.') ? adminToken : token}`,
         'content-type': 'application/json',
         'x-service-session': identity.session,
         ...headers,
@@ -133,6 +170,7 @@ describe('bad input end to end', () => {
     sys = await startTestSystem();
     identity = uniqueIdentity('bad');
     token = await mintToken(sys.baseUrl, { ...identity, scopes: [] });
+    adminToken = await mintToken(sys.baseUrl, { ...identity, scopes: ['admin'] });
   });
 
   afterAll(async () => {
@@ -170,6 +208,16 @@ describe('bad input end to end', () => {
             `${method} payload.${member}=${shown}`,
             () => post(method, JSON.stringify({ identity: { run }, payload: { [member]: value } })),
           ]);
+          requests.push([
+            `${method} valid body + ${member}=${shown}`,
+            () => post(method, JSON.stringify({ ...validBody(method, run), [member]: value })),
+          ]);
+        }
+        for (const member of FILTER_MEMBERS) {
+          requests.push([
+            `${method} filter.${member}=${shown}`,
+            () => post(method, JSON.stringify({ ...validBody(method, run), filter: { [member]: value } })),
+          ]);
         }
       }
       requests.push([`${method} text/plain`, () => post(method, '{"identity":{}}', { 'content-type': 'text/plain' })]);
@@ -188,7 +236,7 @@ describe('bad input end to end', () => {
       }
     };
     await Promise.all([worker(), worker(), worker(), worker()]);
-    expect(requests.length).toBeGreaterThan(6_000);
+    expect(requests.length).toBeGreaterThan(10_000);
 
     // Nothing was lost. The sweep's own well-formed hard cancel may have ended
     // the parked run already (then this one finds no live inbox: 404); either
