@@ -21,7 +21,9 @@ import type { Admission, CostRecord, FailoverTarget, Governance, RunQuad } from 
  *    refusal throws `LlmCallRefused`; the admitted (maybe clipped) max tokens
  *    is what the provider is asked for; a `wait_ms` is slept, a cancellation
  *    or drain ending the wait (and the step) early;
- * 3. the provider call; a provider error asks `_governance.failover` for the
+ * 3. the provider call; a call that returns once the run was interrupted
+ *    (a hard cancel, a drain) is dropped like one that threw, its cost held;
+ *    a provider error asks `_governance.failover` for the
  *    next provider of the tier's chain (its key from
  *    `_governance.provider_key`), admits again and retries there; the run
  *    keeps the provider it failed over to for its later steps;
@@ -151,6 +153,9 @@ export async function governedCompletion(
       tokensOut: result.usage.output_tokens,
       callId: `${ctx.taskId}:${stepNo}:${attempt}`,
     });
+    // A provider may return after a hard cancel or a drain stopped the run: the call's tokens are spent, but
+    // its decision (maybe from a cut-short answer) must not be acted on.
+    if (ctx.interrupted()) return undefined;
     return { ...result, costUsd };
   }
 }

@@ -1,12 +1,23 @@
 import { OpenAI } from 'openai';
-import { estimateTokens } from './provider.ts';
-import type { ChatMessage, CompletionRequest, CompletionResult, Decision, LlmProvider } from './provider.ts';
+import { abortError, estimateTokens } from './provider.ts';
+import type {
+  ChatMessage,
+  CompletionRequest,
+  CompletionResult,
+  Decision,
+  LlmProvider,
+  TokenUsage,
+} from './provider.ts';
 
 /**
  * The `openai` provider: any OpenAI-compatible chat-completions server
  * (OpenAI, vLLM, Ollama, LM Studio) through the official SDK, streamed, with
  * tool calls. One tool call is executed per planner step: when the model asks
  * for several, the first is kept and the assistant message records only it.
+ * A call succeeds only with a finished response (a chunk carrying a
+ * `finish_reason`) within its deadlines; a cut-short, stalled or overlong
+ * stream throws {@link OpenAiResponseError}, and one stopped by the run's
+ * signal throws the abort.
  */
 
 type MessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -18,8 +29,14 @@ export interface OpenAiSettings {
   readonly apiKey: string;
   /** Used when the agent's `llm_params.model` is absent. */
   readonly model: string;
-  /** Per-request timeout in ms. @default 120000 */
+  /**
+   * Timeout in ms for the response's headers (the SDK's, retried once), then
+   * from the headers to the first streamed chunk and between chunks.
+   * @default 120000
+   */
   readonly timeoutMs?: number;
+  /** Most ms a whole streamed body may take. @default 10 × `timeoutMs` */
+  readonly streamMaxMs?: number;
 }
 
 /** Maps the run's messages to the chat-completions wire shape. */
@@ -66,6 +83,74 @@ interface ToolCallAccumulator {
   args: string;
 }
 
+/** What a streamed response said, accumulated chunk by chunk. */
+interface StreamRead {
+  content: string;
+  reasoning: string;
+  calls: ToolCallAccumulator[];
+  usage: TokenUsage | undefined;
+  /** A chunk carried a `finish_reason`: the model ended its answer (a stream cut short never says so). */
+  finished: boolean;
+}
+
+/** Why a response could not be used; the call fails like any provider error (failover, else `llm_error`). */
+export type ResponseFailure = 'stalled' | 'too_long' | 'unfinished';
+
+/** A streamed response that stalled, ran past its deadline, or ended without finishing. */
+export class OpenAiResponseError extends Error {
+  readonly failure: ResponseFailure;
+  constructor(failure: ResponseFailure, message: string) {
+    super(message);
+    this.name = 'OpenAiResponseError';
+    this.failure = failure;
+  }
+}
+
+/** How many per-request timeouts a whole streamed body may take, by default. */
+const STREAM_MAX_TIMEOUTS = 10;
+const DEFAULT_TIMEOUT_MS = 120_000;
+
+/**
+ * The deadlines of a streamed body, which the SDK's timeout (headers only)
+ * does not cover: `idleMs` from the headers to the first chunk and between
+ * chunks (SSE comments are not chunks), `totalMs` for the whole body.
+ */
+interface StreamDeadline {
+  /** Aborted when a deadline passes. */
+  readonly signal: AbortSignal;
+  /** The headers arrived: both deadlines start. */
+  start(): void;
+  /** A chunk arrived: the idle deadline starts again. */
+  touch(): void;
+  /** The deadline that passed, if one did. */
+  expired(): OpenAiResponseError | undefined;
+  clear(): void;
+}
+
+function streamDeadline(idleMs: number, totalMs: number): StreamDeadline {
+  const controller = new AbortController();
+  let expired: OpenAiResponseError | undefined;
+  let idle: NodeJS.Timeout | undefined;
+  let total: NodeJS.Timeout | undefined;
+  const expire = (failure: ResponseFailure, message: string): void => {
+    expired ??= new OpenAiResponseError(failure, message);
+    controller.abort(expired);
+  };
+  return {
+    signal: controller.signal,
+    start() {
+      idle = setTimeout(() => expire('stalled', `no chunk of the response for ${idleMs} ms`), idleMs);
+      total = setTimeout(() => expire('too_long', `the response took longer than ${totalMs} ms`), totalMs);
+    },
+    touch: () => void idle?.refresh(),
+    expired: () => expired,
+    clear() {
+      clearTimeout(idle);
+      clearTimeout(total);
+    },
+  };
+}
+
 const clients = new Map<string, OpenAI>();
 
 function clientFor(settings: OpenAiSettings): OpenAI {
@@ -75,7 +160,7 @@ function clientFor(settings: OpenAiSettings): OpenAI {
     client = new OpenAI({
       apiKey: settings.apiKey,
       ...(settings.baseUrl === undefined ? {} : { baseURL: settings.baseUrl }),
-      timeout: settings.timeoutMs ?? 120_000,
+      timeout: settings.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       maxRetries: 1,
     });
     clients.set(key, client);
@@ -83,89 +168,128 @@ function clientFor(settings: OpenAiSettings): OpenAI {
   return client;
 }
 
+/** The chat-completions request of one call (streamed, with usage). */
+function requestBody(
+  request: CompletionRequest,
+  model: string,
+): OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming {
+  const { params } = request;
+  const tools: ToolParam[] = request.tools.map((t) => ({
+    type: 'function',
+    function: { name: t.name, description: t.description, parameters: t.parameters },
+  }));
+  return {
+    model,
+    messages: toWireMessages(request.system, request.messages),
+    stream: true,
+    stream_options: { include_usage: true },
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(params.temperature === undefined ? {} : { temperature: params.temperature }),
+    ...(params.top_p === undefined ? {} : { top_p: params.top_p }),
+    ...(params.max_tokens === undefined ? {} : { max_tokens: params.max_tokens }),
+    ...(params.reasoning_effort === undefined
+      ? {}
+      : { reasoning_effort: params.reasoning_effort as OpenAI.ReasoningEffort }),
+    ...(params.stop === undefined ? {} : { stop: [...params.stop] }),
+  };
+}
+
+/** Reads the stream to its end, passing each piece to `onChunk`. */
+async function readStream(
+  stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>,
+  deadline: StreamDeadline,
+  onChunk: CompletionRequest['onChunk'],
+): Promise<StreamRead> {
+  const read: StreamRead = { content: '', reasoning: '', calls: [], usage: undefined, finished: false };
+  for await (const chunk of stream) {
+    deadline.touch();
+    if (chunk.usage) {
+      read.usage = { input_tokens: chunk.usage.prompt_tokens, output_tokens: chunk.usage.completion_tokens };
+    }
+    const choice = chunk.choices[0];
+    if (choice === undefined) continue;
+    if (choice.finish_reason) read.finished = true;
+    const delta = choice.delta as
+      (OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string | null }) | undefined;
+    if (delta === undefined) continue;
+    if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') {
+      read.reasoning += delta.reasoning_content;
+      onChunk(delta.reasoning_content, 'reasoning');
+    }
+    if (typeof delta.content === 'string' && delta.content !== '') {
+      read.content += delta.content;
+      onChunk(delta.content, 'text');
+    }
+    for (const call of delta.tool_calls ?? []) {
+      const acc = (read.calls[call.index] ??= { id: '', name: '', args: '' });
+      if (call.id) acc.id = call.id;
+      if (call.function?.name) acc.name += call.function.name;
+      if (call.function?.arguments) {
+        acc.args += call.function.arguments;
+        onChunk(call.function.arguments, 'tool_call');
+      }
+    }
+  }
+  return read;
+}
+
+/** The call's result from a finished response: the first tool call, else the answer. */
+function resultOf(request: CompletionRequest, model: string, read: StreamRead): CompletionResult {
+  const { content, reasoning } = read;
+  const first = read.calls.find((c) => c !== undefined && c.name !== '');
+  const decision: Decision =
+    first === undefined
+      ? { kind: 'finish', answer: content }
+      : {
+          kind: 'tool_call',
+          callId: first.id === '' ? `call_${request.step + 1}` : first.id,
+          tool: first.name,
+          args: parseArgs(first.args),
+          rawArgs: first.args,
+        };
+  const prompt = request.system + request.messages.map((m) => m.content).join('\n');
+  return {
+    decision,
+    // Text that came with a tool call is the model's reasoning for it.
+    reasoning: first === undefined ? reasoning : `${reasoning}${content}`,
+    model,
+    usage: read.usage ?? {
+      input_tokens: estimateTokens(prompt),
+      output_tokens: estimateTokens(content + reasoning + (first?.args ?? '')),
+    },
+    costUsd: 0,
+    contextWindowTokens: 0,
+  };
+}
+
 /** Creates an OpenAI-compatible provider. */
 export function createOpenAiProvider(settings: OpenAiSettings): LlmProvider {
   const client = clientFor(settings);
+  const idleMs = settings.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const totalMs = settings.streamMaxMs ?? idleMs * STREAM_MAX_TIMEOUTS;
   return {
     kind: 'openai',
     async complete(request: CompletionRequest): Promise<CompletionResult> {
-      const { params, onChunk } = request;
-      const model = params.model ?? settings.model;
-      const tools: ToolParam[] = request.tools.map((t) => ({
-        type: 'function',
-        function: { name: t.name, description: t.description, parameters: t.parameters },
-      }));
-      const stream = await client.chat.completions.create(
-        {
-          model,
-          messages: toWireMessages(request.system, request.messages),
-          stream: true,
-          stream_options: { include_usage: true },
-          ...(tools.length > 0 ? { tools } : {}),
-          ...(params.temperature === undefined ? {} : { temperature: params.temperature }),
-          ...(params.top_p === undefined ? {} : { top_p: params.top_p }),
-          ...(params.max_tokens === undefined ? {} : { max_tokens: params.max_tokens }),
-          ...(params.reasoning_effort === undefined
-            ? {}
-            : { reasoning_effort: params.reasoning_effort as OpenAI.ReasoningEffort }),
-          ...(params.stop === undefined ? {} : { stop: [...params.stop] }),
-        },
-        { signal: request.signal },
-      );
-      let content = '';
-      let reasoning = '';
-      let usage: { input_tokens: number; output_tokens: number } | undefined;
-      const calls: ToolCallAccumulator[] = [];
-      for await (const chunk of stream) {
-        if (chunk.usage) {
-          usage = { input_tokens: chunk.usage.prompt_tokens, output_tokens: chunk.usage.completion_tokens };
-        }
-        const delta = chunk.choices[0]?.delta as
-          | (OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string | null })
-          | undefined;
-        if (delta === undefined) continue;
-        if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') {
-          reasoning += delta.reasoning_content;
-          onChunk(delta.reasoning_content, 'reasoning');
-        }
-        if (typeof delta.content === 'string' && delta.content !== '') {
-          content += delta.content;
-          onChunk(delta.content, 'text');
-        }
-        for (const call of delta.tool_calls ?? []) {
-          const acc = (calls[call.index] ??= { id: '', name: '', args: '' });
-          if (call.id) acc.id = call.id;
-          if (call.function?.name) acc.name += call.function.name;
-          if (call.function?.arguments) {
-            acc.args += call.function.arguments;
-            onChunk(call.function.arguments, 'tool_call');
-          }
-        }
+      const model = request.params.model ?? settings.model;
+      const deadline = streamDeadline(idleMs, totalMs);
+      // The SDK ends a stream quietly when its signal aborts: a stopped call must not pass for a finished one.
+      const stopped = (): Error | undefined =>
+        request.signal.aborted ? abortError(request.signal) : deadline.expired();
+      try {
+        const stream = await client.chat.completions.create(requestBody(request, model), {
+          signal: AbortSignal.any([request.signal, deadline.signal]),
+        });
+        deadline.start();
+        const read = await readStream(stream, deadline, request.onChunk);
+        const failure = stopped();
+        if (failure !== undefined) throw failure;
+        if (!read.finished) throw new OpenAiResponseError('unfinished', 'the response ended without a finish_reason');
+        return resultOf(request, model, read);
+      } catch (error) {
+        throw stopped() ?? error;
+      } finally {
+        deadline.clear();
       }
-      const first = calls.find((c) => c !== undefined && c.name !== '');
-      const decision: Decision =
-        first === undefined
-          ? { kind: 'finish', answer: content }
-          : {
-              kind: 'tool_call',
-              callId: first.id === '' ? `call_${request.step + 1}` : first.id,
-              tool: first.name,
-              args: parseArgs(first.args),
-              rawArgs: first.args,
-            };
-      const prompt = request.system + request.messages.map((m) => m.content).join('\n');
-      return {
-        decision,
-        // Text that came with a tool call is the model's reasoning for it.
-        reasoning: first === undefined ? reasoning : `${reasoning}${content}`,
-        model,
-        usage: usage ?? {
-          input_tokens: estimateTokens(prompt),
-          output_tokens: estimateTokens(content + reasoning + (first?.args ?? '')),
-        },
-        costUsd: 0,
-        contextWindowTokens: 0,
-      };
     },
   };
 }

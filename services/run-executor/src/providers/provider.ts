@@ -100,6 +100,11 @@ export interface LlmProvider {
   complete(request: CompletionRequest): Promise<CompletionResult>;
 }
 
+/** The error a provider throws when `signal` (a hard cancel, a drain) stopped its call. */
+export function abortError(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : Object.assign(new Error('aborted'), { name: 'AbortError' });
+}
+
 /** Rough token estimate (4 characters a token) for providers that report no usage. */
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);

@@ -1,6 +1,6 @@
 import { parseDirective, scriptFromRecords, stepAt } from './script.ts';
 import type { Script } from './script.ts';
-import { estimateTokens } from './provider.ts';
+import { abortError, estimateTokens } from './provider.ts';
 import type { ChatMessage, CompletionRequest, CompletionResult, Decision, LlmProvider } from './provider.ts';
 
 /**
@@ -17,10 +17,6 @@ import type { ChatMessage, CompletionRequest, CompletionResult, Decision, LlmPro
 
 export const SCRIPTED_MODEL = 'scripted';
 const MAX_DIGEST_CHARS = 2_000;
-
-function abortError(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : Object.assign(new Error('aborted'), { name: 'AbortError' });
-}
 
 function delay(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.reject(abortError(signal));

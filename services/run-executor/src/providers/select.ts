@@ -10,7 +10,7 @@ export const DEFAULT_OPENAI_MODEL = 'gpt-4o-mini';
 export interface ProviderDefaults {
   /** Key for openai installations whose configuration carries none. */
   readonly apiKey?: string | undefined;
-  /** Per-request timeout of openai calls, in ms. */
+  /** Timeout of openai calls, in ms: the headers, then each wait of the streamed body (see `OpenAiSettings`). */
   readonly timeoutMs?: number | undefined;
 }
 

@@ -195,6 +195,20 @@ describe('a governed LLM call', () => {
     expect(p.seen).toHaveLength(0);
   });
 
+  it('drops the decision of a call that returns after the run was interrupted, and holds its cost', async () => {
+    let interrupted = false;
+    const p = provider(() => {
+      // A hard cancel or a drain while the provider was streaming; it returned anyway.
+      interrupted = true;
+      return result('m', 0.25);
+    });
+    const ctx = context({ provider: p, settings: { kind: 'scripted' }, params: {} }, fakeGovernance({}), {
+      interrupted: () => interrupted,
+    });
+    await expect(governedCompletion(ctx, request, 1)).resolves.toBeUndefined();
+    expect(ctx.held).toEqual([expect.objectContaining({ costUsd: 0.25, callId: 'r:1:1' })]);
+  });
+
   it('lets a refusal through without calling the provider', async () => {
     const p = provider(() => result('m'));
     const refusal = new LlmCallRefused('budget_exceeded', 'budget_exceeded: spent');

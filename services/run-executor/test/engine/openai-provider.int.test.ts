@@ -1,0 +1,307 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
+import { decodeStoredEvent, encodeToken, eventFilterSubject, readEvents, serveService } from '@ars/bus';
+import type { ServedService } from '@ars/bus';
+import { createLogger } from '@ars/telemetry';
+import { createOpenAiProvider } from '../../src/providers/openai.ts';
+import { FAKE_OPENAI_BEHAVIOURS, startFakeOpenAi } from './fake-openai.ts';
+import type { FakeOpenAi, FakeOpenAiBehaviour } from './fake-openai.ts';
+import { newCaller, startEngineHarness, TERMINAL_TYPES } from './harness.ts';
+import type { EngineHarness, RunWatch } from './harness.ts';
+
+/**
+ * The `openai` provider against a fake OpenAI-compatible server
+ * (`fake-openai.ts`): a good stream, and the ways a stream goes wrong
+ * (stalls, cut-short or garbage bodies, HTTP errors), cancelled or drained.
+ * `LLM_TIMEOUT_MS` is its minimum, 1 s, so a stalled stream ends quickly.
+ */
+
+const ofType = (events: readonly EventFrame[], type: string) => events.filter((e) => e.type === type);
+const terminals = (events: readonly EventFrame[]) => events.filter((e) => TERMINAL_TYPES.includes(e.type));
+
+/** An agent configuration whose provider is the fake server's `behaviour`; its id is the behaviour's. */
+function agentOf(fake: FakeOpenAi, behaviour: FakeOpenAiBehaviour, providerName = 'local'): Record<string, unknown> {
+  return {
+    prompt_layers: [{ name: 'base', text: 'Be brief.' }],
+    llm_provider: {
+      provider_name: providerName,
+      provider: 'openai',
+      base_url: fake.url(behaviour),
+      model: 'test-model',
+      api_key: 'k',
+    },
+  };
+}
+
+/** The run's events the EVENTS stream holds now, in order. */
+async function storedTypes(h: EngineHarness, caller: VerifiedIdentity, taskId: string): Promise<string[]> {
+  const reader = await readEvents(h.bus, { filterSubject: eventFilterSubject(caller) });
+  const types: string[] = [];
+  try {
+    for await (const record of reader) {
+      if (record.runToken === encodeToken(taskId)) types.push(decodeStoredEvent(record.data).type);
+    }
+  } finally {
+    await reader.close();
+  }
+  return types;
+}
+
+describe('openai provider', () => {
+  let h: EngineHarness;
+  let fake: FakeOpenAi;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAi();
+    h = await startEngineHarness({ LLM_TIMEOUT_MS: '1000' });
+    for (const behaviour of Object.values(FAKE_OPENAI_BEHAVIOURS))
+      h.agentConfigs.set(behaviour, agentOf(fake, behaviour));
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+    await fake?.stop();
+  });
+
+  /** Starts a run of agent `agentId` (a behaviour's agent is named after it). */
+  async function start(
+    agentId: string,
+    query = 'say hello',
+  ): Promise<{ taskId: string; watch: RunWatch; caller: VerifiedIdentity }> {
+    const caller = newCaller();
+    const { taskId, watch } = await h.start(caller, { query, agent_id: agentId });
+    return { taskId, watch, caller };
+  }
+
+  /** Runs agent `agentId` to the end. */
+  async function run(agentId: string, query?: string) {
+    const { taskId, watch } = await start(agentId, query);
+    const terminal = await watch.terminal();
+    watch.stop();
+    return { taskId, terminal, events: watch.events };
+  }
+
+  it('streams a tool call and an answer from an OpenAI-compatible server', async () => {
+    const before = fake.requests.length;
+    const { taskId, terminal, events } = await run(FAKE_OPENAI_BEHAVIOURS.toolThenAnswer);
+    expect(terminal.type).toBe('task.completed');
+    expect(ofType(events, 'planner.decision').map((e) => [e.payload.DecisionKind, e.payload.Tool])).toEqual([
+      ['ToolCall', 'echo'],
+      ['Finish', ''],
+    ]);
+    expect(ofType(events, 'planner.decision')[0]?.payload.ReasoningTrace).toBe('Let me echo. ');
+    expect(ofType(events, 'tool.completed')[0]?.payload).toMatchObject({ ToolName: 'echo' });
+    const deltas = ofType(events, 'llm.completion.chunk').map((c) => [c.payload.Kind, c.payload.Delta]);
+    expect(deltas).toContainEqual(['tool_call', '{"text":']);
+    expect(deltas).toContainEqual(['text', 'said hello.']);
+    expect(ofType(events, 'llm.cost.recorded')[1]?.payload).toMatchObject({
+      Model: 'test-model',
+      Usage: { input_tokens: 42, output_tokens: 7 },
+    });
+
+    const requests = fake.requests.slice(before);
+    expect(requests).toHaveLength(2);
+    const [first, second] = requests.map((r) => r.body) as {
+      model: string;
+      stream: boolean;
+      tools: unknown[];
+      messages: Record<string, unknown>[];
+    }[];
+    expect(first).toMatchObject({ model: 'test-model', stream: true });
+    expect(first?.tools).toContainEqual(
+      expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: 'echo' }) }),
+    );
+    expect(first?.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining('Be brief.') });
+    expect(first?.messages[0]?.content).toContain('Goal: say hello');
+    expect(second?.messages.slice(-2)).toEqual([
+      {
+        role: 'assistant',
+        content: 'Let me echo. ',
+        tool_calls: [{ id: 'call_x', type: 'function', function: { name: 'echo', arguments: '{"text":"hello"}' } }],
+      },
+      { role: 'tool', tool_call_id: 'call_x', content: '{"text":"hello"}' },
+    ]);
+    expect(await h.tasks.getTask(taskId)).toMatchObject({ status: 'complete' });
+  });
+
+  it('ends a run hard-cancelled during a stream as cancelled, not completed with the partial answer', async () => {
+    const { taskId, watch, caller } = await start(FAKE_OPENAI_BEHAVIOURS.stall);
+    await watch.until((e) => e.type === 'llm.completion.chunk');
+    const request = fake.requests.at(-1);
+    await h.control('cancel', taskId, caller, { hard: true });
+    const terminal = await watch.terminal();
+    watch.stop();
+    expect(terminal.type).toBe('task.cancelled');
+    // The stream was stopped, not left open; nothing of the call (its decision, a tool) follows the control.
+    await request?.closed;
+    expect(await h.tasks.getTask(taskId)).toMatchObject({ status: 'cancelled' });
+    expect(await storedTypes(h, caller, taskId)).toEqual([
+      'task.spawned',
+      'task.started',
+      'llm.completion.chunk',
+      'control.received',
+      'control.applied',
+      'task.cancelled',
+    ]);
+  });
+
+  it('fails a run whose stream stalls on keep-alive comments longer than LLM_TIMEOUT_MS with llm_error', async () => {
+    const { taskId, watch } = await start(FAKE_OPENAI_BEHAVIOURS.stall);
+    await watch.until((e) => e.type === 'llm.completion.chunk');
+    const request = fake.requests.at(-1);
+    const terminal = await watch.terminal();
+    watch.stop();
+    expect(terminal.payload).toEqual({ TaskID: taskId, ErrorCode: 'llm_error' });
+    expect(ofType(watch.events, 'planner.decision')).toEqual([]);
+    await request?.closed;
+  });
+
+  it('ends a run soft-cancelled during a stalled stream once the stream times out', async () => {
+    const { taskId, watch, caller } = await start(FAKE_OPENAI_BEHAVIOURS.stall);
+    await watch.until((e) => e.type === 'llm.completion.chunk');
+    await h.control('cancel', taskId, caller);
+    await watch.until((e) => e.type === 'control.applied');
+    await watch.terminal();
+    watch.stop();
+    // The step the cancel waits for fails (no failover is left); its failure ends the run.
+    expect(terminals(watch.events).map((e) => e.payload)).toEqual([{ TaskID: taskId, ErrorCode: 'llm_error' }]);
+    expect(await h.tasks.getTask(taskId)).toMatchObject({ status: 'failed' });
+  });
+
+  it('fails a run whose provider answers HTTP 200 with an HTML page with llm_error', async () => {
+    const { taskId, terminal, events } = await run(FAKE_OPENAI_BEHAVIOURS.html);
+    expect(terminal.payload).toEqual({ TaskID: taskId, ErrorCode: 'llm_error' });
+    expect(ofType(events, 'planner.decision')).toEqual([]);
+  });
+
+  it('fails a run whose stream ends without a finish_reason with llm_error, not with the partial answer', async () => {
+    const { taskId, terminal, events } = await run(FAKE_OPENAI_BEHAVIOURS.truncated);
+    expect(terminal.payload).toEqual({ TaskID: taskId, ErrorCode: 'llm_error' });
+    expect(ofType(events, 'planner.decision')).toEqual([]);
+    expect(await h.tasks.getTask(taskId)).toMatchObject({ status: 'failed', error_code: 'llm_error' });
+  });
+
+  it('fails a run with llm_error on an HTTP error when no failover is left', async () => {
+    const { taskId, terminal } = await run(FAKE_OPENAI_BEHAVIOURS.serverError);
+    expect(terminal.payload).toEqual({ TaskID: taskId, ErrorCode: 'llm_error' });
+    expect(await h.tasks.getTask(taskId)).toMatchObject({ status: 'failed', error_code: 'llm_error' });
+  });
+
+  it('fails a run with llm_error on a data: line that is not JSON', async () => {
+    const { taskId, terminal, events } = await run(FAKE_OPENAI_BEHAVIOURS.malformed);
+    expect(terminal.payload).toEqual({ TaskID: taskId, ErrorCode: 'llm_error' });
+    expect(ofType(events, 'planner.decision')).toEqual([]);
+  });
+
+  describe('the provider alone', () => {
+    /** One call of the provider on `behaviour`; `onChunk` sees each piece. */
+    function complete(
+      behaviour: FakeOpenAiBehaviour,
+      settings: { timeoutMs: number; streamMaxMs?: number },
+      signal: AbortSignal,
+      onChunk: (delta: string) => void,
+    ) {
+      const provider = createOpenAiProvider({
+        baseUrl: fake.url(behaviour),
+        apiKey: 'k',
+        model: 'test-model',
+        ...settings,
+      });
+      return provider.complete({
+        taskId: 't',
+        step: 0,
+        query: 'go on',
+        goal: 'go on',
+        system: '',
+        messages: [{ role: 'user', content: 'go on' }],
+        tools: [],
+        params: {},
+        signal,
+        onChunk,
+      });
+    }
+
+    it('throws when its signal aborts mid-stream, instead of returning the partial answer', async () => {
+      const abort = new AbortController();
+      const call = complete(FAKE_OPENAI_BEHAVIOURS.stall, { timeoutMs: 60_000 }, abort.signal, () => abort.abort());
+      await expect(call).rejects.toMatchObject({ name: 'AbortError' });
+      await fake.requests.at(-1)?.closed;
+    });
+
+    it('ends a stream that keeps sending chunks past its overall deadline', async () => {
+      const pieces: string[] = [];
+      const call = complete(
+        FAKE_OPENAI_BEHAVIOURS.trickle,
+        { timeoutMs: 1_000, streamMaxMs: 300 },
+        new AbortController().signal,
+        (delta) => void pieces.push(delta),
+      );
+      await expect(call).rejects.toMatchObject({ name: 'OpenAiResponseError', failure: 'too_long' });
+      expect(pieces.length).toBeGreaterThan(0);
+      await fake.requests.at(-1)?.closed;
+    });
+  });
+
+  describe('with a failover chain', () => {
+    let governance: ServedService;
+
+    beforeAll(async () => {
+      // Only `_governance.failover` is served: admissions and cost records find no responder (un-governed).
+      governance = await serveService(h.bus, {
+        service: 'governance',
+        version: '0.0.1',
+        instanceId: 'fake-governance',
+        handlers: {
+          '_governance.failover': async ({ body }) => ({
+            provider:
+              (body as { from_provider: string }).from_provider === 'flaky'
+                ? { name: 'backup', kind: 'scripted' }
+                : null,
+          }),
+        },
+        logger: createLogger({ name: 'fakes', level: 'silent' }),
+      });
+      h.agentConfigs.set('flaky-silence', agentOf(fake, FAKE_OPENAI_BEHAVIOURS.silence, 'flaky'));
+    });
+
+    afterAll(async () => {
+      await governance?.stop();
+    });
+
+    it('fails over to the next provider when the stream goes silent, and the run completes there', async () => {
+      const { terminal, events } = await run('flaky-silence', '#script finish:served by backup');
+      expect(terminal.type).toBe('task.completed');
+      const text = ofType(events, 'llm.completion.chunk')
+        .filter((c) => c.payload.Kind === 'text')
+        .map((c) => c.payload.Delta);
+      expect(text).toEqual(['A partial ', 'served by backup']);
+      expect(ofType(events, 'planner.decision').map((e) => e.payload.DecisionKind)).toEqual(['Finish']);
+    });
+  });
+});
+
+describe('openai provider, drained', () => {
+  let h: EngineHarness;
+  let fake: FakeOpenAi;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAi();
+    h = await startEngineHarness({ EXECUTOR_DRAIN_GRACE_MS: '0' });
+    h.agentConfigs.set('stall', agentOf(fake, FAKE_OPENAI_BEHAVIOURS.stall));
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+    await fake?.stop();
+  });
+
+  it('hands a run drained during a stream back, instead of completing it with the partial answer', async () => {
+    const caller = newCaller();
+    const { taskId, watch } = await h.start(caller, { query: 'say hello', agent_id: 'stall' });
+    await watch.until((e) => e.type === 'llm.completion.chunk');
+    watch.stop();
+    await h.service.stop();
+    await fake.requests.at(-1)?.closed;
+    expect(await storedTypes(h, caller, taskId)).toEqual(['task.spawned', 'task.started', 'llm.completion.chunk']);
+  });
+});
