@@ -28,6 +28,16 @@ describe('RunExecutorConfig', () => {
     );
   });
 
+  it('gives an unsafe call in flight 20 s more on a drain, unless told', () => {
+    expect(loadConfig(RunExecutorConfig, { NATS_URL }).EXECUTOR_DRAIN_UNSAFE_CALL_MS).toBe(20_000);
+    expect(
+      loadConfig(RunExecutorConfig, { NATS_URL, EXECUTOR_DRAIN_UNSAFE_CALL_MS: '0' }).EXECUTOR_DRAIN_UNSAFE_CALL_MS,
+    ).toBe(0);
+    expect(() => loadConfig(RunExecutorConfig, { NATS_URL, EXECUTOR_DRAIN_UNSAFE_CALL_MS: '-1' })).toThrowError(
+      /EXECUTOR_DRAIN_UNSAFE_CALL_MS/,
+    );
+  });
+
   it('reads EXECUTOR_CONCURRENCY as an integer', () => {
     expect(loadConfig(RunExecutorConfig, { NATS_URL, EXECUTOR_CONCURRENCY: '3' }).EXECUTOR_CONCURRENCY).toBe(3);
   });

@@ -63,6 +63,12 @@ export const ENGINE_CONFIG_SHAPE = {
     600_000,
     'On SIGTERM, how long in-flight runs may take to finish before they are checkpointed and handed back to the queue, in ms. Default 20000.',
   ),
+  EXECUTOR_DRAIN_UNSAFE_CALL_MS: int(
+    20_000,
+    0,
+    600_000,
+    'On SIGTERM, how much longer than EXECUTOR_DRAIN_GRACE_MS an unsafe tool call in flight may take: it is not aborted by the hand-back, its outcome is checkpointed and the run handed back after it; a call still running then is aborted (the next executor fails its run tool_outcome_unknown). In ms. Default 20000.',
+  ),
   EXECUTOR_ACK_WAIT_MS: int(
     30_000,
     1_000,
@@ -122,7 +128,7 @@ export const ENGINE_CONFIG_SHAPE = {
     120_000,
     1_000,
     3_600_000,
-    'Per-request timeout of openai provider calls, in ms. Default 120000.',
+    'Timeout of openai provider calls, in ms: for the response headers, then for each wait of the streamed body (to the first chunk, between chunks); the whole body may take 10 times it. Default 120000.',
   ),
   LLM_API_KEY: z
     .string()
@@ -138,6 +144,7 @@ export const ENGINE_CONFIG_SHAPE = {
 export interface EngineSettings {
   readonly concurrency: number;
   readonly drainGraceMs: number;
+  readonly drainUnsafeCallMs: number;
   readonly ackWaitMs: number;
   readonly leaseTtlMs: number;
   readonly maxSteps: number;
@@ -159,6 +166,7 @@ export function engineSettingsOf(config: {
   readonly EXECUTOR_CONCURRENCY: number;
   readonly DEFAULT_AGENT_ID: string;
   readonly EXECUTOR_DRAIN_GRACE_MS: number;
+  readonly EXECUTOR_DRAIN_UNSAFE_CALL_MS: number;
   readonly EXECUTOR_ACK_WAIT_MS: number;
   readonly EXECUTOR_LEASE_TTL_MS: number;
   readonly RUN_MAX_STEPS: number;
@@ -176,6 +184,7 @@ export function engineSettingsOf(config: {
   return {
     concurrency: config.EXECUTOR_CONCURRENCY,
     drainGraceMs: config.EXECUTOR_DRAIN_GRACE_MS,
+    drainUnsafeCallMs: config.EXECUTOR_DRAIN_UNSAFE_CALL_MS,
     ackWaitMs: config.EXECUTOR_ACK_WAIT_MS,
     leaseTtlMs: config.EXECUTOR_LEASE_TTL_MS,
     maxSteps: config.RUN_MAX_STEPS,

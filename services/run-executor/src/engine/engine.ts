@@ -105,6 +105,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     ackWaitMs: settings.ackWaitMs,
     leaseTtlMs: settings.leaseTtlMs,
     drainGraceMs: settings.drainGraceMs,
+    drainUnsafeCallMs: settings.drainUnsafeCallMs,
     createRun: (taskId, deliveryCount) => new RunLoop(taskId, deps, deliveryCount),
   });
   ref.consumer = consumer;

@@ -32,6 +32,8 @@ export interface RunConsumerOptions {
   readonly ackWaitMs: number;
   readonly leaseTtlMs: number;
   readonly drainGraceMs: number;
+  /** How much longer an unsafe tool call in flight at the end of the grace period may take (see `RunLoop.requestHandback`). */
+  readonly drainUnsafeCallMs: number;
   /** Creates the run of a claimed task. */
   readonly createRun: (taskId: string, deliveryCount: number) => RunLoop;
   /** @default 1000 */
@@ -40,7 +42,11 @@ export interface RunConsumerOptions {
 
 export interface RunConsumer {
   start(): void;
-  /** SIGTERM drain: stop claiming, let runs finish within the grace period, hand the rest back. */
+  /**
+   * SIGTERM drain: stop claiming, let runs finish within the grace period,
+   * hand the rest back (an unsafe tool call in flight first finishes, within
+   * `drainUnsafeCallMs`).
+   */
   stop(): Promise<void>;
   /** Runs in flight (tests and metrics). */
   readonly active: number;
@@ -236,8 +242,11 @@ export function createRunConsumer(options: RunConsumerOptions): RunConsumer {
       for (const entry of inFlight.values()) entry.run?.requestDrain();
       logger.info({ inFlight: inFlight.size, graceMs: options.drainGraceMs }, 'draining runs');
       await Promise.race([all(), delay(options.drainGraceMs)]);
-      for (const entry of inFlight.values()) entry.run?.requestHandback();
-      await Promise.race([all(), delay(HANDBACK_WAIT_MS)]);
+      for (const entry of inFlight.values()) entry.run?.requestHandback(options.drainUnsafeCallMs);
+      // A run finishing an unsafe call stops once its outcome is checkpointed, or once its allowance ends.
+      const finishing = [...inFlight.values()].filter((e) => e.run?.unsafeCallInFlight === true).length;
+      if (finishing > 0) logger.info({ finishing, allowanceMs: options.drainUnsafeCallMs }, 'finishing unsafe calls');
+      await Promise.race([all(), delay(HANDBACK_WAIT_MS + (finishing > 0 ? options.drainUnsafeCallMs : 0))]);
       clearInterval(heartbeat);
       queue.close();
       logger.info({ handedBack: inFlight.size }, 'run consumer stopped');

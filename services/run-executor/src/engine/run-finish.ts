@@ -1,6 +1,6 @@
 import { TERMINAL_TASK_STATUSES } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
-import { controlSubject, DUPLICATE_WINDOW_MS } from '@ars/bus';
+import { controlSubject } from '@ars/bus';
 import type { Bus } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
 import type { TaskRecord } from '../domain/task.ts';
@@ -9,11 +9,13 @@ import type { TaskRepository } from '../store/task.repository.ts';
 import { occurredAt } from './run-events.ts';
 import type { RunEvents } from './run-events.ts';
 import type { RunLoop } from './run-loop.ts';
+import type { StoredEventIds } from './stored-events.ts';
 
 /**
- * How a run ends: the terminal event of an outcome (published once, after the
- * task row is marked), its re-publication when a crash fell between marking
- * the task and publishing, and the cascade of a cancellation to child tasks.
+ * How a run ends: the terminal event of an outcome (saved in the run state,
+ * then the task row is marked, then the event published once), its
+ * re-publication when a crash fell between marking the task and publishing,
+ * and the cascade of a cancellation to child tasks.
  */
 
 /** The fixed event id of a run's terminal event: a re-publication is dropped by the stream's duplicate window. */
@@ -48,30 +50,41 @@ export function terminalEvent(
 }
 
 /**
- * A claimed task is already terminal: its executor died after marking it and
- * maybe before publishing. Publishes the terminal event again under its fixed
- * id (the stream drops it if it was stored within the duplicate window) when
- * the run state still records the outcome, or when the task ended recently
- * enough for the window to catch a duplicate; then drops the run state.
+ * A claimed task is already terminal: its executor may have died after
+ * marking it and before its terminal event was stored. The outcome is the
+ * one the run state kept (every finish saves it before marking the task and
+ * drops it once the event is stored); without one, a completion or failure
+ * is read off the task row (a task ended by an earlier version), and a
+ * cancellation has nothing to publish (an erasure ended it, or its event is
+ * out). The terminal event is published, under its fixed id, only if the
+ * stream does not hold it: however late the redelivery, past the stream's
+ * duplicate window too, the run has exactly one. Then the run state is
+ * dropped. Throws when the stream cannot be read or written (the run is
+ * retried; the run state stays).
  */
 export async function republishTerminal(
   task: TaskRecord,
   runStates: RunStateRepository,
   events: RunEvents,
+  storedEvents: StoredEventIds,
 ): Promise<void> {
   const saved = await runStates.load(task.task_id);
-  const ended = task.ended_at === undefined ? 0 : Date.parse(task.ended_at);
-  const recent = Date.now() - ended < DUPLICATE_WINDOW_MS * 0.75;
-  const outcome: TerminalOutcome | undefined =
-    saved?.terminal ??
-    (recent && task.status !== 'pending' && task.status !== 'running' && task.status !== 'paused'
-      ? { status: task.status, ...(task.error_code === undefined ? {} : { error_code: task.error_code }) }
-      : undefined);
+  const outcome = saved?.terminal ?? rowOutcome(task);
   if (outcome !== undefined) {
-    const { type, payload } = terminalEvent(task.task_id, outcome);
-    await events.emitNow(type, payload, terminalEventId(task.task_id));
+    const eventId = terminalEventId(task.task_id);
+    const stored = await storedEvents(events.identity, task.spawned_sequence ?? 0);
+    if (!stored.has(eventId)) {
+      const { type, payload } = terminalEvent(task.task_id, outcome);
+      await events.emitNow(type, payload, eventId);
+    }
   }
   if (saved !== null) await runStates.remove(task.task_id);
+}
+
+/** The outcome a terminal task row tells by itself: a completion or a failure (a cancellation's reason is not in it). */
+function rowOutcome(task: TaskRecord): TerminalOutcome | undefined {
+  if (task.status !== 'complete' && task.status !== 'failed') return undefined;
+  return { status: task.status, ...(task.error_code === undefined ? {} : { error_code: task.error_code }) };
 }
 
 /** What a cascading parent sends to a child's inbox (beside the API side's envelope members). */
@@ -136,10 +149,12 @@ export function ownerIdentity(task: TaskRecord): VerifiedIdentity {
 }
 
 /**
- * Ends a run: records a cancellation's details (for a re-publication), marks
- * the task (the repository's exactly-one-terminal guard), publishes the
- * terminal event only if this call won, then tidies up (open pauses, the
- * session's turns, children of a cancelled run) and drops the checkpoint.
+ * Ends a run: saves the outcome in the run state (so that a crash anywhere
+ * after this ends the run the same way: {@link republishTerminal}, or the
+ * redelivered run's setup), marks the task (the repository's
+ * exactly-one-terminal guard), publishes the terminal event only if this
+ * call won, then tidies up (open pauses, the session's turns, children of a
+ * cancelled run) and drops the run state once the event is stored.
  * From the first line on, the run's LLM, tool and planner events are dropped
  * and its inbox is closed.
  */
@@ -152,8 +167,7 @@ export async function finishRun(run: RunLoop, outcome: TerminalOutcome, answer?:
   run.closeInbox();
   clearTimeout(run.approvalTimer);
   const { tasks, runStates } = run.deps;
-  // Only a cancellation needs its details kept for a re-publication; the others are in the task row.
-  if (outcome.status === 'cancelled') await runStates.finish(run.taskId, run.owner, outcome);
+  await runStates.finish(run.taskId, run.owner, outcome, undefined, answer);
   const error = outcome.error_code === undefined ? undefined : { code: outcome.error_code };
   const won = await tasks.markTerminal(run.taskId, outcome.status, error);
   if (won) {

@@ -103,7 +103,12 @@ export class RunLoop {
   readonly deps: RunDeps;
   readonly log: Logger;
   readonly deliveryCount: number;
+  /** Aborts the run's LLM calls and its read-only and idempotent tool calls: a hard cancel, a hand-back, a lost lease. */
   readonly abort = new AbortController();
+  /** Aborts an unsafe tool call: a hard cancel and a lost lease at once, a hand-back only when its allowance ends. */
+  readonly #unsafeAbort = new AbortController();
+  #unsafeCalls = 0;
+  #unsafeTimer: NodeJS.Timeout | undefined;
   task!: TaskRecord;
   owner!: Owner;
   events!: RunEvents;
@@ -205,14 +210,49 @@ export class RunLoop {
     } finally {
       this.closeInbox();
       clearTimeout(this.approvalTimer);
+      clearTimeout(this.#unsafeTimer);
       await this.flushCost();
     }
   }
 
-  /** Drain: stop at once and leave the run to another executor (its last checkpoint stands). */
-  requestHandback(): void {
+  /**
+   * Drain: stop and leave the run to another executor (its last checkpoint
+   * stands). LLM calls and read-only or idempotent tool calls are aborted at
+   * once (the next executor redoes them); an unsafe call in flight is not:
+   * it may run `unsafeCallMs` longer, its outcome is checkpointed as usual
+   * and the run stops at the step boundary after it, so the next executor
+   * does not fail the run `tool_outcome_unknown`. A call still running then
+   * is aborted, and its outcome is unknown.
+   */
+  requestHandback(unsafeCallMs = 0): void {
     this.exitRequest ??= 'handback';
     this.#interrupt();
+    if (this.#unsafeCalls === 0 || unsafeCallMs <= 0) this.#unsafeAbort.abort();
+    else if (this.#unsafeTimer === undefined) {
+      this.#unsafeTimer = setTimeout(() => this.#unsafeAbort.abort(), unsafeCallMs);
+      this.#unsafeTimer.unref();
+    }
+  }
+
+  /** True while an unsafe tool call (from its recorded intent to its checkpointed outcome) is under way and not aborted. */
+  get unsafeCallInFlight(): boolean {
+    return this.#unsafeCalls > 0 && !this.#unsafeAbort.signal.aborted;
+  }
+
+  /**
+   * Runs an unsafe tool call, from recording its intent to checkpointing its
+   * outcome, under the signal that a hand-back does not abort (see
+   * {@link requestHandback}). None starts once the run is interrupted (the
+   * step is replayed by the run's next executor, or the run is cancelled).
+   */
+  async unsafeCall(call: (signal: AbortSignal) => Promise<void>): Promise<void> {
+    if (this.interrupted) return;
+    this.#unsafeCalls++;
+    try {
+      await call(this.#unsafeAbort.signal);
+    } finally {
+      this.#unsafeCalls--;
+    }
   }
 
   /** Drain: finish if possible, but hand the run back instead of parking (now or later). */
@@ -226,6 +266,7 @@ export class RunLoop {
     this.exitRequest = 'lost';
     this.events?.silence();
     this.#interrupt();
+    this.#unsafeAbort.abort();
   }
 
   /** True while the run waits for a human (pause or approval). */
@@ -246,6 +287,7 @@ export class RunLoop {
     if (request.hard) {
       this.events.seal();
       this.abort.abort();
+      this.#unsafeAbort.abort();
     }
     this.approval?.settle('stop');
     this.#endStepWaits();
@@ -337,12 +379,15 @@ export class RunLoop {
       fromSequence: task.spawned_sequence ?? 0,
     });
     if (isTerminal(task.status)) {
-      await republishTerminal(task, runStates, this.events);
+      // Nothing of the run may run again here; a failure to reach the stream retries the re-publication.
+      this.terminated = true;
+      await republishTerminal(task, runStates, this.events, this.deps.storedEvents);
       return { kind: 'done' };
     }
     const saved = await runStates.load(this.taskId);
     if (saved?.terminal !== undefined) {
-      await this.terminate(saved.terminal);
+      // The previous executor saved how the run ends and died before marking the task: it ends that way.
+      await this.terminate(saved.terminal, saved.answer);
       return { kind: 'done' };
     }
     const prior = await tasks.markRunning(this.taskId);

@@ -161,11 +161,16 @@ async function toolStep(
       return;
     }
   }
-  if (tool.sideEffect === 'unsafe') {
+  if (tool.sideEffect !== 'unsafe') {
+    await invoke(run, tool, args, decision.callId, stepNo, run.abort.signal);
+    return;
+  }
+  // A drain's hand-back lets an unsafe call finish and checkpoint its outcome (see RunLoop.requestHandback).
+  await run.unsafeCall(async (signal) => {
     run.state.pending_call = { call_id: decision.callId, tool: tool.name, step: stepNo, started_at: occurredAt() };
     await checkpoint(run);
-  }
-  await invoke(run, tool, args, decision.callId, stepNo);
+    await invoke(run, tool, args, decision.callId, stepNo, signal);
+  });
 }
 
 async function invoke(
@@ -174,6 +179,7 @@ async function invoke(
   args: Record<string, unknown>,
   callId: string,
   stepNo: number,
+  signal: AbortSignal,
 ): Promise<void> {
   const base = { Identity: run.events.quad, ToolName: tool.name, Transport: tool.transport };
   run.events.emit('tool.invoked', { ...base, StartedAt: occurredAt() });
@@ -182,7 +188,7 @@ async function invoke(
     outcome = await invokeWithPolicy(
       tool,
       args,
-      { taskId: run.taskId, callId, owner: run.owner, signal: run.abort.signal },
+      { taskId: run.taskId, callId, owner: run.owner, signal },
       (attempt, error) =>
         run.events.emit('tool.failed', {
           ...base,

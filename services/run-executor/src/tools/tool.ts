@@ -48,7 +48,11 @@ export interface ToolContext {
   readonly callId: string;
   /** 1-based. */
   readonly attempt: number;
-  /** Aborted by a hard cancel or a drain: stop at once. */
+  /**
+   * Aborted by a hard cancel, a lost lease or a drain's hand-back: stop at
+   * once. An unsafe tool's call is not aborted by a hand-back until the
+   * drain's allowance for it ends (`EXECUTOR_DRAIN_UNSAFE_CALL_MS`).
+   */
   readonly signal: AbortSignal;
 }
 

@@ -187,6 +187,44 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
     expect(completedTools(watch.events)).toEqual(['echo', 'wait', 'echo']);
   });
 
+  it('on SIGTERM lets an unsafe call in flight finish, hands the run back after it, and the next executor goes on without repeating it', async () => {
+    const executor = await startExecutor({ EXECUTOR_DRAIN_GRACE_MS: '200' });
+    const caller = newCaller();
+    const { watch } = await startRun(caller, '#script tool:side_effect{ms:3000};finish:done');
+    await watch.until((e) => e.type === 'tool.invoked' && e.payload.ToolName === 'side_effect');
+    executor.child.kill('SIGTERM');
+    expect(await executor.exited).toBe(0);
+    // The call's outcome was stored before the executor let go of the run, which it did not end.
+    await watch.until((e) => e.type === 'tool.completed' && e.payload.ToolName === 'side_effect');
+    expect(watch.events.filter((e) => TERMINAL_TYPES.includes(e.type))).toEqual([]);
+    await startExecutor();
+    const terminal = await watch.terminal(20_000);
+    watch.stop();
+    expect(terminal.type).toBe('task.completed');
+    expect(watch.events.filter((e) => TERMINAL_TYPES.includes(e.type))).toHaveLength(1);
+    expect(ofType(watch.events, 'tool.invoked')).toHaveLength(1);
+    expect(ofType(watch.events, 'task.started')).toHaveLength(1);
+    expect(ofType(watch.events, 'tool.failed')).toEqual([]);
+    expect(completedTools(watch.events)).toEqual(['side_effect']);
+  });
+
+  it('on SIGTERM aborts an unsafe call that outlives EXECUTOR_DRAIN_UNSAFE_CALL_MS; the next executor fails the run tool_outcome_unknown', async () => {
+    const executor = await startExecutor({ EXECUTOR_DRAIN_GRACE_MS: '200', EXECUTOR_DRAIN_UNSAFE_CALL_MS: '300' });
+    const caller = newCaller();
+    const { taskId, watch } = await startRun(caller, '#script tool:side_effect{ms:20000};finish:done');
+    await watch.until((e) => e.type === 'tool.invoked' && e.payload.ToolName === 'side_effect');
+    const stopping = Date.now();
+    executor.child.kill('SIGTERM');
+    expect(await executor.exited).toBe(0);
+    expect(Date.now() - stopping).toBeLessThan(10_000);
+    await startExecutor();
+    const terminal = await watch.terminal(20_000);
+    watch.stop();
+    expect(terminal.payload).toEqual({ TaskID: taskId, ErrorCode: 'tool_outcome_unknown' });
+    expect(ofType(watch.events, 'tool.invoked')).toHaveLength(1);
+    expect(completedTools(watch.events)).toEqual([]);
+  });
+
   it('hands back a run that waits for approval on SIGTERM; the next executor keeps the same pause token', async () => {
     const executor = await startExecutor({ EXECUTOR_DRAIN_GRACE_MS: '10000' });
     const caller = newCaller();

@@ -158,8 +158,17 @@ export async function serveEngineFakes(
   ];
 }
 
+/** Options of {@link startEngineHarness}. */
+export interface EngineHarnessOptions {
+  /** Wraps the store the service uses (faults for crash tests); `EngineHarness.store` stays the plain one. */
+  readonly wrapStore?: (store: Store) => Store;
+}
+
 /** Starts nats-server, the fakes and the full service with `env`. */
-export async function startEngineHarness(env: Environment = {}): Promise<EngineHarness> {
+export async function startEngineHarness(
+  env: Environment = {},
+  options: EngineHarnessOptions = {},
+): Promise<EngineHarness> {
   const dir = await mkdtemp(join(tmpdir(), 'ars-engine-'));
   const nats = await startNatsServer({ storeDir: dir });
   let store: Store | undefined;
@@ -167,7 +176,8 @@ export async function startEngineHarness(env: Environment = {}): Promise<EngineH
     ...runExecutorService,
     build: async (context) => {
       store = context.store;
-      return runExecutorService.build(context);
+      const wrapped = options.wrapStore?.(context.store);
+      return runExecutorService.build(wrapped === undefined ? context : { ...context, store: wrapped });
     },
   });
   const bus = await connectBus({ servers: nats.url, name: 'engine-test' });

@@ -1,0 +1,203 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { VerifiedIdentity } from '@ars/contracts';
+import { decodeStoredEvent, encodeToken, EVENTS_STREAM, eventFilterSubject, readEvents } from '@ars/bus';
+import type { Collection, Store, StoreDocument } from '@ars/store';
+import type { TaskRecord } from '../../src/domain/task.ts';
+import { createRunStateRepository, RUN_STATE_COLLECTIONS } from '../../src/store/run-state.repository.ts';
+import type { RunStateRepository } from '../../src/store/run-state.repository.ts';
+import { TASKS_COLLECTION } from '../../src/store/task.repository.ts';
+import { newCaller, startEngineHarness, TERMINAL_TYPES } from './harness.ts';
+import type { EngineHarness } from './harness.ts';
+
+/**
+ * Exactly one terminal event per run when its executor dies between the
+ * writes that end it. A death is a store write that fails once, landed or
+ * not, as if the process had stopped there; the run is then retried on this
+ * executor 5 s later, which takes the path of a redelivery to another one.
+ * Redeliveries come after the stream's duplicate window: the test cuts the
+ * window to 1 s and moves the task's `ended_at` back 3 minutes.
+ */
+
+const TERMINAL_STATUSES = ['complete', 'failed', 'cancelled'];
+const DUPLICATE_WINDOW_NS = 1_000 * 1_000_000;
+const ENDED_LONG_AGO_MS = 3 * 60_000;
+
+/** One store write that fails, once. */
+interface Crash {
+  readonly collection: string;
+  readonly method: 'updateOne' | 'deleteOne';
+  /** True: the write lands, then the executor dies; false: it dies before the write. */
+  readonly lands: boolean;
+  readonly matches: (filter: Record<string, unknown>, update: Record<string, unknown> | undefined) => boolean;
+  /** Resolves once the crash happened. */
+  readonly happened: Promise<void>;
+  fire(): void;
+}
+
+function crash(spec: Omit<Crash, 'happened' | 'fire'>): Crash {
+  let fire = (): void => undefined;
+  const happened = new Promise<void>((resolve) => (fire = resolve));
+  return { ...spec, happened, fire };
+}
+
+/** The write of `markTerminal`. */
+const markTerminalWrite = (lands: boolean): Crash =>
+  crash({
+    collection: TASKS_COLLECTION,
+    method: 'updateOne',
+    lands,
+    matches: (_filter, update) => {
+      const status = (update?.$set as Record<string, unknown> | undefined)?.status;
+      return TERMINAL_STATUSES.includes(String(status));
+    },
+  });
+
+/** The write that drops a run state once the terminal event is out. */
+const runStateRemoval = (): Crash =>
+  crash({
+    collection: RUN_STATE_COLLECTIONS.runStates,
+    method: 'deleteOne',
+    lands: false,
+    matches: () => true,
+  });
+
+/** The service's store, failing the armed crash's write (the next one matching). */
+function crashingStore(store: Store, armed: Crash[]): Store {
+  const wrap = <T extends StoreDocument>(name: string, collection: Collection<T>): Collection<T> =>
+    new Proxy(collection, {
+      get(target, key) {
+        const value: unknown = Reflect.get(target, key);
+        if (typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          const [filter, update] = args as [Record<string, unknown>, Record<string, unknown> | undefined];
+          const index = armed.findIndex((c) => c.collection === name && c.method === key && c.matches(filter, update));
+          const hit = index < 0 ? undefined : armed.splice(index, 1)[0];
+          if (hit === undefined) return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          if (hit.lands) await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          hit.fire();
+          throw new Error(`the executor died at ${name}.${String(key)}`);
+        };
+      },
+    });
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === 'collection') return (name: string) => wrap(name, target.collection(name));
+      const value: unknown = Reflect.get(target, key);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+describe('exactly one terminal event across executor deaths', { timeout: 40_000 }, () => {
+  let h: EngineHarness;
+  let runStates: RunStateRepository;
+  const armed: Crash[] = [];
+
+  beforeAll(async () => {
+    h = await startEngineHarness({}, { wrapStore: (store) => crashingStore(store, armed) });
+    runStates = createRunStateRepository(h.store);
+    await h.bus.jsm.streams.update(EVENTS_STREAM, { duplicate_window: DUPLICATE_WINDOW_NS });
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  /** The run's terminal events as the stream stores them, duplicates included. */
+  async function storedTerminals(caller: VerifiedIdentity, taskId: string): Promise<string[]> {
+    const reader = await readEvents(h.bus, { filterSubject: eventFilterSubject(caller) });
+    const types: string[] = [];
+    try {
+      for await (const record of reader) {
+        if (record.runToken !== encodeToken(taskId)) continue;
+        const { type } = decodeStoredEvent(record.data);
+        if (TERMINAL_TYPES.includes(type)) types.push(type);
+      }
+    } finally {
+      await reader.close();
+    }
+    return types;
+  }
+
+  /** Waits until the run's state is gone: whatever ended the run is done, its terminal event stored. */
+  async function runStateDropped(taskId: string): Promise<void> {
+    for (let i = 0; i < 1_000; i++) {
+      if ((await runStates.load(taskId)) === null) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    throw new Error(`the run state of ${taskId} stayed`);
+  }
+
+  /** What the task row looks like once the redelivery is later than the duplicate window. */
+  async function endedLongAgo(taskId: string): Promise<void> {
+    const endedAt = new Date(Date.now() - ENDED_LONG_AGO_MS).toISOString();
+    await h.store.collection<TaskRecord>(TASKS_COLLECTION).updateOne({ _id: taskId }, { $set: { ended_at: endedAt } });
+  }
+
+  it('ends a run with one terminal event when nothing went wrong, and drops its run state', async () => {
+    const caller = newCaller();
+    const { taskId, watch } = await h.start(caller, { query: '#script tool:echo{};finish:done' });
+    await watch.terminal();
+    watch.stop();
+    await runStateDropped(taskId);
+    expect(await storedTerminals(caller, taskId)).toEqual(['task.completed']);
+  });
+
+  it('publishes the terminal event of a run whose executor died after marking the task and before publishing', async () => {
+    const death = markTerminalWrite(true);
+    armed.push(death);
+    const caller = newCaller();
+    const { taskId, watch } = await h.start(caller, { query: '#script tool:echo{};finish:done' });
+    await death.happened;
+    await endedLongAgo(taskId);
+    const terminal = await watch.terminal(20_000);
+    watch.stop();
+    expect(terminal.payload).toEqual({ TaskID: taskId, NotifyOnComplete: false });
+    await runStateDropped(taskId);
+    expect(await storedTerminals(caller, taskId)).toEqual(['task.completed']);
+  });
+
+  it('publishes it from the task row when no run state kept the outcome (a run ended by an earlier version)', async () => {
+    const death = markTerminalWrite(true);
+    armed.push(death);
+    const caller = newCaller();
+    const { taskId, watch } = await h.start(caller, { query: '#script tool:echo{};finish:done' });
+    await death.happened;
+    await endedLongAgo(taskId);
+    await h.store.collection(RUN_STATE_COLLECTIONS.runStates).deleteOne({ _id: taskId });
+    const terminal = await watch.terminal(20_000);
+    watch.stop();
+    expect(terminal.type).toBe('task.completed');
+    expect(await storedTerminals(caller, taskId)).toEqual(['task.completed']);
+  });
+
+  it('does not publish the terminal event again when the executor died after publishing it, past the duplicate window', async () => {
+    const death = runStateRemoval();
+    const caller = newCaller();
+    const { taskId, watch } = await h.start(caller, { query: '#script tool:wait{ms:60000};finish:done' });
+    await watch.until((e) => e.type === 'tool.invoked');
+    armed.push(death);
+    await h.control('cancel', taskId, caller, { hard: true });
+    await death.happened;
+    await endedLongAgo(taskId);
+    expect((await watch.terminal()).type).toBe('task.cancelled');
+    watch.stop();
+    await runStateDropped(taskId);
+    expect(await storedTerminals(caller, taskId)).toEqual(['task.cancelled']);
+  });
+
+  it('ends a run with its saved outcome when the executor died before marking the task, without replaying its last step', async () => {
+    const death = markTerminalWrite(false);
+    armed.push(death);
+    const caller = newCaller();
+    const { taskId, watch } = await h.start(caller, { query: '#script tool:echo{};finish:done' });
+    await death.happened;
+    const terminal = await watch.terminal(20_000);
+    watch.stop();
+    expect(terminal.type).toBe('task.completed');
+    await runStateDropped(taskId);
+    expect(await storedTerminals(caller, taskId)).toEqual(['task.completed']);
+    const finishes = watch.events.filter((e) => e.type === 'planner.decision' && e.payload.DecisionKind === 'Finish');
+    expect(finishes).toHaveLength(1);
+  });
+});
