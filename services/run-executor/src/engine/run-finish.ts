@@ -58,9 +58,11 @@ export function terminalEvent(
  * cancellation has nothing to publish (an erasure ended it, or its event is
  * out). The terminal event is published, under its fixed id, only if the
  * stream does not hold it: however late the redelivery, past the stream's
- * duplicate window too, the run has exactly one. Then the run state is
- * dropped. Throws when the stream cannot be read or written (the run is
- * retried; the run state stays).
+ * duplicate window too, the run has exactly one. Open pauses are ended
+ * first and a completion's answer joins the session's turns, as the dead
+ * executor would have done. Then the run state is dropped. Throws when the
+ * store or the stream cannot be read or written (the run is retried; the
+ * run state stays).
  */
 export async function republishTerminal(
   task: TaskRecord,
@@ -70,6 +72,9 @@ export async function republishTerminal(
 ): Promise<void> {
   const saved = await runStates.load(task.task_id);
   const outcome = saved?.terminal ?? rowOutcome(task);
+  // What the dead executor may not have done yet: open pauses end before the terminal event (as in
+  // finishRun), and a completion's answer joins the session's turns. Both are idempotent.
+  await runStates.resolveAllPauses(task.task_id, 'ended', occurredAt());
   if (outcome !== undefined) {
     const eventId = terminalEventId(task.task_id);
     const stored = await storedEvents(events.identity, task.spawned_sequence ?? 0);
@@ -77,6 +82,10 @@ export async function republishTerminal(
       const { type, payload } = terminalEvent(task.task_id, outcome);
       await events.emitNow(type, payload, eventId);
     }
+  }
+  if (outcome?.status === 'complete' && saved?.answer !== undefined) {
+    const turn = { task_id: task.task_id, query: task.query, answer: saved.answer, at: occurredAt() };
+    await runStates.appendSessionTurn({ tenant: task.tenant, user: task.user, session: task.session }, turn);
   }
   if (saved !== null) await runStates.remove(task.task_id);
 }
@@ -152,9 +161,9 @@ export function ownerIdentity(task: TaskRecord): VerifiedIdentity {
  * Ends a run: saves the outcome in the run state (so that a crash anywhere
  * after this ends the run the same way: {@link republishTerminal}, or the
  * redelivered run's setup), marks the task (the repository's
- * exactly-one-terminal guard), publishes the terminal event only if this
- * call won, then tidies up (open pauses, the session's turns, children of a
- * cancelled run) and drops the run state once the event is stored.
+ * exactly-one-terminal guard); only if this call won, ends its open pauses,
+ * publishes the terminal event, then tidies up (the session's turns,
+ * children of a cancelled run); drops the run state once the event is stored.
  * From the first line on, the run's LLM, tool and planner events are dropped
  * and its inbox is closed.
  */
@@ -171,6 +180,12 @@ export async function finishRun(run: RunLoop, outcome: TerminalOutcome, answer?:
   const error = outcome.error_code === undefined ? undefined : { code: outcome.error_code };
   const won = await tasks.markTerminal(run.taskId, outcome.status, error);
   if (won) {
+    // Before the terminal event: a pause.list snapshot whose sequence is at or past it lists no pause of the run.
+    if (run.pausesOpened) {
+      await runStates
+        .resolveAllPauses(run.taskId, 'ended', occurredAt())
+        .catch((e: unknown) => run.log.warn({ err: e }, 'open pauses not ended; the redelivered run ends them'));
+    }
     const { type, payload } = terminalEvent(run.taskId, outcome);
     const flushed = run.events
       .flush()
@@ -184,7 +199,6 @@ export async function finishRun(run: RunLoop, outcome: TerminalOutcome, answer?:
 async function afterTerminal(run: RunLoop, outcome: TerminalOutcome, answer: string | undefined): Promise<void> {
   const { runStates } = run.deps;
   const jobs: Promise<unknown>[] = [];
-  if (run.pausesOpened) jobs.push(runStates.resolveAllPauses(run.taskId, 'ended', occurredAt()));
   if (outcome.status === 'complete' && answer !== undefined) {
     const turn = { task_id: run.taskId, query: run.task.query, answer, at: occurredAt() };
     jobs.push(runStates.appendSessionTurn(run.owner, turn));

@@ -200,4 +200,33 @@ describe('exactly one terminal event across executor deaths', { timeout: 40_000 
     const finishes = watch.events.filter((e) => e.type === 'planner.decision' && e.payload.DecisionKind === 'Finish');
     expect(finishes).toHaveLength(1);
   });
+
+  it('ends the open pauses of a run before its terminal event is published', async () => {
+    const caller = newCaller();
+    const { taskId, watch } = await h.start(caller, { query: '#script tool:sensitive_action{amount:1};finish:ok' });
+    await watch.until((e) => e.type === 'tool.approval_requested');
+    expect(await runStates.openPauses(taskId)).toHaveLength(1);
+    await h.control('cancel', taskId, caller, { hard: true });
+    expect((await watch.terminal()).type).toBe('task.cancelled');
+    // Whoever sees the terminal event finds no pause of the run left open.
+    expect(await runStates.openPauses(taskId)).toEqual([]);
+    watch.stop();
+  });
+
+  it('ends the open pauses of a run whose executor died after marking the task', async () => {
+    const death = markTerminalWrite(true);
+    const caller = newCaller();
+    const { taskId, watch } = await h.start(caller, { query: '#script tool:sensitive_action{amount:1};finish:ok' });
+    await watch.until((e) => e.type === 'tool.approval_requested');
+    armed.push(death);
+    await h.control('cancel', taskId, caller, { hard: true });
+    await death.happened;
+    await endedLongAgo(taskId);
+    expect(await runStates.openPauses(taskId)).toHaveLength(1);
+    expect((await watch.terminal(20_000)).type).toBe('task.cancelled');
+    watch.stop();
+    await runStateDropped(taskId);
+    expect(await runStates.openPauses(taskId)).toEqual([]);
+    expect(await storedTerminals(caller, taskId)).toEqual(['task.cancelled']);
+  });
 });
