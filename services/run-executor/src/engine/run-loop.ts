@@ -351,8 +351,14 @@ export class RunLoop {
       return { kind: 'retry', delayMs: RETRY_DELAY_MS };
     }
     const code = failureCode(error);
-    this.log[code === RUN_ERROR_CODES.internal ? 'error' : 'warn']({ err: error, errorCode: code }, 'run failed');
     try {
+      if (this.cancel !== undefined) {
+        // The caller asked the run to stop: the step it waited for failing does not make the run a failure.
+        this.log.warn({ err: error, errorCode: code }, 'the step a cancel waited for failed; the run ends cancelled');
+        await this.terminate({ status: 'cancelled', reason: this.cancel.reason, cascaded: this.cancel.cascaded });
+        return this.#exit();
+      }
+      this.log[code === RUN_ERROR_CODES.internal ? 'error' : 'warn']({ err: error, errorCode: code }, 'run failed');
       await this.terminate({ status: 'failed', error_code: code });
       return this.#exit();
     } catch (again) {
