@@ -18,6 +18,11 @@ export const STORE_ERROR_KINDS = {
   duplicateKey: 'duplicate_key',
   /** A pagination cursor that this store did not produce for this query. */
   invalidCursor: 'invalid_cursor',
+  /**
+   * The call itself is malformed (a field name, an operator, an index spec the
+   * store refuses): the same call fails again, so it is never worth retrying.
+   */
+  invalid: 'invalid',
 } as const;
 
 /** One of {@link STORE_ERROR_KINDS}. */
@@ -84,6 +89,11 @@ export class InvalidCursorError extends StoreError {
     super(`invalid cursor: ${reason}`, {}, STORE_ERROR_KINDS.invalidCursor);
     this.name = 'InvalidCursorError';
   }
+}
+
+/** A malformed call (see {@link STORE_ERROR_KINDS}.invalid); `message` names what is wrong. */
+export function invalidCall(message: string): StoreError {
+  return new StoreError(message, {}, STORE_ERROR_KINDS.invalid);
 }
 
 function brandOf(value: unknown): unknown {

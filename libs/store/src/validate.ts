@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { StoreError } from './errors.ts';
+import { invalidCall } from './errors.ts';
 import type { FindOptions, IndexOptions, IndexSpec, Projection, Sort } from './types.ts';
 
 /**
@@ -42,19 +42,19 @@ export function isOperatorObject(value: unknown): value is Record<string, unknow
 /** Refuses a collection name that is not a safe file name (no separators, no `..`). */
 export function assertCollectionName(name: string): void {
   if (typeof name !== 'string' || name.length > 100 || !COLLECTION_NAME.test(name) || name.startsWith('system.')) {
-    throw new StoreError(`invalid collection name ${JSON.stringify(name)}`);
+    throw invalidCall(`invalid collection name ${JSON.stringify(name)}`);
   }
 }
 
 /** Refuses a database name that MongoDB or a directory name would not take. */
 export function assertDatabaseName(name: string): void {
   if (typeof name !== 'string' || !DATABASE_NAME.test(name)) {
-    throw new StoreError(`invalid database name ${JSON.stringify(name)}`);
+    throw invalidCall(`invalid database name ${JSON.stringify(name)}`);
   }
 }
 
 function assertNoUndefined(value: unknown, where: string): void {
-  if (value === undefined) throw new StoreError(`undefined value at ${where}`);
+  if (value === undefined) throw invalidCall(`undefined value at ${where}`);
   if (Array.isArray(value)) value.forEach((item, index) => assertNoUndefined(item, `${where}.${index}`));
   else if (isPlainObject(value)) {
     for (const [key, item] of Object.entries(value)) assertNoUndefined(item, `${where}.${key}`);
@@ -63,22 +63,21 @@ function assertNoUndefined(value: unknown, where: string): void {
 
 function checkOperators(path: string, operators: Record<string, unknown>): void {
   for (const [operator, operand] of Object.entries(operators)) {
-    if (!FIELD_OPERATORS.has(operator)) throw new StoreError(`unsupported query operator ${operator} on ${path}`);
+    if (!FIELD_OPERATORS.has(operator)) throw invalidCall(`unsupported query operator ${operator} on ${path}`);
     assertNoUndefined(operand, `${path}.${operator}`);
     if ((operator === '$in' || operator === '$nin') && !Array.isArray(operand)) {
-      throw new StoreError(`${operator} on ${path} needs an array`);
+      throw invalidCall(`${operator} on ${path} needs an array`);
     }
-    if (operator === '$exists' && typeof operand !== 'boolean')
-      throw new StoreError(`$exists on ${path} needs a boolean`);
+    if (operator === '$exists' && typeof operand !== 'boolean') throw invalidCall(`$exists on ${path} needs a boolean`);
     if (operator === '$regex' && typeof operand !== 'string' && !(operand instanceof RegExp)) {
-      throw new StoreError(`$regex on ${path} needs a string or RegExp`);
+      throw invalidCall(`$regex on ${path} needs a string or RegExp`);
     }
   }
   const options = operators.$options;
   if (options !== undefined) {
-    if (typeof operators.$regex !== 'string') throw new StoreError(`$options on ${path} needs a string $regex`);
+    if (typeof operators.$regex !== 'string') throw invalidCall(`$options on ${path} needs a string $regex`);
     if (typeof options !== 'string' || !REGEX_OPTIONS.test(options)) {
-      throw new StoreError(`$options on ${path} may only hold i, m and s`);
+      throw invalidCall(`$options on ${path} may only hold i, m and s`);
     }
   }
 }
@@ -89,18 +88,18 @@ function checkOperators(path: string, operators: Record<string, unknown>): void 
  * more documents than asked).
  */
 export function checkFilter(filter: unknown, where = 'filter'): void {
-  if (!isPlainObject(filter)) throw new StoreError(`${where} must be a plain object`);
+  if (!isPlainObject(filter)) throw invalidCall(`${where} must be a plain object`);
   for (const [key, value] of Object.entries(filter)) {
     if (key === '$or' || key === '$and') {
-      if (!Array.isArray(value) || value.length === 0) throw new StoreError(`${key} needs a non-empty array`);
+      if (!Array.isArray(value) || value.length === 0) throw invalidCall(`${key} needs a non-empty array`);
       value.forEach((clause, index) => checkFilter(clause, `${where}.${key}.${index}`));
     } else if (key.startsWith('$')) {
-      throw new StoreError(`unsupported query operator ${key}`);
+      throw invalidCall(`unsupported query operator ${key}`);
     } else if (isOperatorObject(value)) {
       checkOperators(key, value);
     } else {
       if (isPlainObject(value) && Object.keys(value).some((k) => k.startsWith('$'))) {
-        throw new StoreError(`${key} mixes operators and fields`);
+        throw invalidCall(`${key} mixes operators and fields`);
       }
       assertNoUndefined(value, key);
     }
@@ -112,7 +111,7 @@ function checkFieldNames(value: unknown, where: string): void {
   else if (isPlainObject(value)) {
     for (const [key, item] of Object.entries(value)) {
       if (key === '' || key.startsWith('$') || key.includes('.')) {
-        throw new StoreError(`field name ${JSON.stringify(key)} at ${where} is empty, starts with $ or holds a dot`);
+        throw invalidCall(`field name ${JSON.stringify(key)} at ${where} is empty, starts with $ or holds a dot`);
       }
       checkFieldNames(item, `${where}.${key}`);
     }
@@ -125,9 +124,9 @@ function checkFieldNames(value: unknown, where: string): void {
  * `undefined` members, `_id` first, generating a random UUID when absent.
  */
 export function prepareDocument(document: unknown): Record<string, unknown> & { _id: string } {
-  if (!isPlainObject(document)) throw new StoreError('a document must be a plain object');
+  if (!isPlainObject(document)) throw invalidCall('a document must be a plain object');
   const { _id: id, ...rest } = stripUndefined(document);
-  if (id !== undefined && (typeof id !== 'string' || id === '')) throw new StoreError('_id must be a non-empty string');
+  if (id !== undefined && (typeof id !== 'string' || id === '')) throw invalidCall('_id must be a non-empty string');
   checkFieldNames(rest, 'document');
   return { _id: id ?? randomUUID(), ...rest };
 }
@@ -146,29 +145,29 @@ export function stripUndefined<V>(value: V): V {
 
 function checkPathSyntax(path: string, where: string): void {
   if (path === '' || path.split('.').some((part) => part === '' || part.startsWith('$'))) {
-    throw new StoreError(`invalid field path ${JSON.stringify(path)} in ${where}`);
+    throw invalidCall(`invalid field path ${JSON.stringify(path)} in ${where}`);
   }
 }
 
 function checkPath(path: string, operator: string): void {
   checkPathSyntax(path, operator);
   if ((path === '_id' || path.startsWith('_id.')) && operator !== '$setOnInsert') {
-    throw new StoreError(`${operator} cannot change _id`);
+    throw invalidCall(`${operator} cannot change _id`);
   }
 }
 
 function checkOperand(operator: string, path: string, operand: unknown): void {
   if (operator === '$inc' && (typeof operand !== 'number' || !Number.isFinite(operand))) {
-    throw new StoreError(`$inc on ${path} needs a finite number`);
+    throw invalidCall(`$inc on ${path} needs a finite number`);
   }
   if (operator === '$push' && isOperatorObject(operand)) {
     const keys = Object.keys(operand);
     if (keys.length !== 1 || keys[0] !== '$each' || !Array.isArray(operand.$each)) {
-      throw new StoreError(`$push on ${path} takes a value or { $each: [...] }`);
+      throw invalidCall(`$push on ${path} takes a value or { $each: [...] }`);
     }
   }
   if (operator === '$setOnInsert' && path === '_id' && typeof operand !== 'string') {
-    throw new StoreError('$setOnInsert._id must be a string');
+    throw invalidCall('$setOnInsert._id must be a string');
   }
 }
 
@@ -178,7 +177,7 @@ function assertNoConflicts(paths: string[]): void {
     const previous = sorted[i - 1] as string;
     const current = sorted[i] as string;
     if (current === previous || current.startsWith(`${previous}.`)) {
-      throw new StoreError(`update paths ${previous} and ${current} conflict`);
+      throw invalidCall(`update paths ${previous} and ${current} conflict`);
     }
   }
 }
@@ -190,12 +189,12 @@ function assertNoConflicts(paths: string[]): void {
  */
 export function checkUpdate(update: unknown): Record<string, Record<string, unknown>> {
   if (!isPlainObject(update) || Object.keys(update).length === 0) {
-    throw new StoreError('update must be a non-empty object of operators');
+    throw invalidCall('update must be a non-empty object of operators');
   }
   const paths: string[] = [];
   for (const [operator, operand] of Object.entries(update)) {
-    if (!UPDATE_OPERATORS.has(operator)) throw new StoreError(`unsupported update operator ${operator}`);
-    if (!isPlainObject(operand)) throw new StoreError(`${operator} needs an object`);
+    if (!UPDATE_OPERATORS.has(operator)) throw invalidCall(`unsupported update operator ${operator}`);
+    if (!isPlainObject(operand)) throw invalidCall(`${operator} needs an object`);
     for (const [path, value] of Object.entries(operand)) {
       if (value === undefined) continue;
       checkPath(path, operator);
@@ -211,31 +210,31 @@ export function checkUpdate(update: unknown): Record<string, Record<string, unkn
 
 function checkCount(value: number | undefined, name: string): void {
   if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
-    throw new StoreError(`${name} must be a non-negative integer`);
+    throw invalidCall(`${name} must be a non-negative integer`);
   }
 }
 
 /** Refuses sort directions other than 1 and -1. */
 export function checkSort(sort: Sort | undefined): void {
   if (sort === undefined) return;
-  if (!isPlainObject(sort)) throw new StoreError('sort must be a plain object');
+  if (!isPlainObject(sort)) throw invalidCall('sort must be a plain object');
   for (const [field, direction] of Object.entries(sort)) {
-    if (direction !== 1 && direction !== -1) throw new StoreError(`sort direction of ${field} must be 1 or -1`);
+    if (direction !== 1 && direction !== -1) throw invalidCall(`sort direction of ${field} must be 1 or -1`);
   }
 }
 
 function checkProjection(projection: Projection | undefined): void {
   if (projection === undefined) return;
-  if (!isPlainObject(projection)) throw new StoreError('projection must be a plain object');
+  if (!isPlainObject(projection)) throw invalidCall('projection must be a plain object');
   const modes = new Set(
     Object.entries(projection)
       .filter(([field]) => field !== '_id')
       .map(([, mode]) => mode),
   );
   if ([...modes, projection._id].some((mode) => mode !== undefined && mode !== 0 && mode !== 1)) {
-    throw new StoreError('projection values must be 0 or 1');
+    throw invalidCall('projection values must be 0 or 1');
   }
-  if (modes.size > 1) throw new StoreError('projection cannot both include and exclude fields (except _id)');
+  if (modes.size > 1) throw invalidCall('projection cannot both include and exclude fields (except _id)');
 }
 
 /** Checks sort, limit, skip and projection. */
@@ -249,13 +248,13 @@ export function checkFindOptions(options: FindOptions): void {
 /** Checks an index specification and returns its MongoDB-style name (`a_1_b_-1`). */
 export function checkIndex(keys: IndexSpec, options: IndexOptions): string {
   const entries = isPlainObject(keys) ? Object.entries(keys) : [];
-  if (entries.length === 0) throw new StoreError('an index needs at least one key');
+  if (entries.length === 0) throw invalidCall('an index needs at least one key');
   for (const [field, direction] of entries) {
     checkPathSyntax(field, 'createIndex');
-    if (direction !== 1 && direction !== -1) throw new StoreError(`index direction of ${field} must be 1 or -1`);
+    if (direction !== 1 && direction !== -1) throw invalidCall(`index direction of ${field} must be 1 or -1`);
   }
   if (options.sparse === true && entries.length > 1) {
-    throw new StoreError('sparse indexes must have one key (compound sparse indexes differ between backends)');
+    throw invalidCall('sparse indexes must have one key (compound sparse indexes differ between backends)');
   }
   return entries.map(([field, direction]) => `${field}_${direction}`).join('_');
 }

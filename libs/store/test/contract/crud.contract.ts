@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { StoreError, isStoreError } from '../../src/index.ts';
+import { STORE_ERROR_KINDS, StoreError, isStoreError } from '../../src/index.ts';
 import { idsOf, items, namesOf } from './context.ts';
 import type { ContractContext, Item } from './context.ts';
 
@@ -127,6 +127,17 @@ export function crudContract(context: ContractContext): void {
     );
     await expect(items(context).insertOne({ name: 'x', ['a.b' as 'n']: 1 })).rejects.toThrow(StoreError);
     await expect(items(context).insertOne({ _id: 7 as unknown as string, name: 'x' })).rejects.toThrow(StoreError);
+  });
+
+  it('marks a malformed call as kind invalid, not retryable: the same call fails again', async () => {
+    const refused = await items(context)
+      .insertOne({ name: 'x', ['a.b' as 'n']: 1 })
+      .catch((caught: unknown) => caught);
+    expect(refused).toMatchObject({ kind: STORE_ERROR_KINDS.invalid, retryable: false });
+    const badFilter = await items(context)
+      .find({ name: { $nope: 1 } } as never)
+      .catch((caught: unknown) => caught);
+    expect(badFilter).toMatchObject({ kind: STORE_ERROR_KINDS.invalid });
   });
 
   it('refuses every call once the store is closed', async () => {

@@ -1,7 +1,7 @@
 import { isServiceError } from '@ars/contracts';
 import { DUPLICATE_WINDOW_MS } from '@ars/bus';
 import type { Bus, Subscription } from '@ars/bus';
-import { isStoreError } from '@ars/store';
+import { isStoreError, STORE_ERROR_KINDS } from '@ars/store';
 import type { Logger } from '@ars/telemetry';
 import type { PauseRecord } from '../domain/pause.ts';
 import { isTerminal } from '../domain/task.ts';
@@ -86,7 +86,8 @@ export interface CancelRequest {
 const RETRY_DELAY_MS = 5_000;
 
 function isTransient(error: unknown): boolean {
-  if (isStoreError(error)) return true;
+  // A store that failed may work later; a write it refused as malformed is refused again.
+  if (isStoreError(error)) return error.kind !== STORE_ERROR_KINDS.invalid;
   return isServiceError(error) && (error.code === 'unavailable' || error.code === 'timeout');
 }
 

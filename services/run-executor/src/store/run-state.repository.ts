@@ -109,6 +109,43 @@ export const RUN_STATE_COLLECTIONS = {
 } as const;
 
 /** Filter and update of an upsert that fills in the identity and defaults when it inserts. */
+/**
+ * A message as stored: a tool call's arguments as their JSON text. They are
+ * what the model wrote, and a document store refuses field names that are
+ * empty, start with `$` or hold a dot (`{"a.b": 1}` is valid JSON arguments);
+ * stored as objects, such a call failed every checkpoint and the run retried
+ * its step for ever. Checkpoints written before keep `args` and still load.
+ */
+type StoredMessage = Omit<ChatMessage, 'tool_call'> & {
+  tool_call?: { id: string; name: string; args_json?: string; args?: Record<string, unknown> };
+};
+
+function toStoredMessages(messages: readonly ChatMessage[]): StoredMessage[] {
+  return messages.map((message) => {
+    if (message.tool_call === undefined) return message;
+    const { args, ...call } = message.tool_call;
+    return { ...message, tool_call: { ...call, args_json: JSON.stringify(args) } };
+  });
+}
+
+function fromStoredMessages(messages: readonly StoredMessage[]): ChatMessage[] {
+  return messages.map((message) => {
+    if (message.tool_call === undefined) return message as ChatMessage;
+    const { args_json: json, args, ...call } = message.tool_call;
+    const parsed = json === undefined ? (args ?? {}) : (JSON.parse(json) as Record<string, unknown>);
+    return { ...message, tool_call: { ...call, args: parsed } };
+  });
+}
+
+/** A checkpoint's fields as stored (see {@link StoredMessage}). */
+function storedFields<T extends { messages?: ChatMessage[] }>(
+  fields: T,
+): Omit<T, 'messages'> & {
+  messages?: StoredMessage[];
+} {
+  return fields.messages === undefined ? fields : { ...fields, messages: toStoredMessages(fields.messages) };
+}
+
 function upsertOf(
   taskId: string,
   owner: Owner,
@@ -185,15 +222,22 @@ export function createRunStateRepository(store: Store): RunStateRepository {
       await receipts.createIndex({ tenant: 1, user: 1, session: 1 });
     },
 
-    load: (taskId) => states.findOne({ _id: taskId }),
+    async load(taskId): Promise<RunStateRecord | null> {
+      const found = await states.findOne({ _id: taskId });
+      if (found === null) return null;
+      return { ...found, messages: fromStoredMessages(found.messages as StoredMessage[]) };
+    },
 
     async checkpoint(taskId, owner, checkpoint): Promise<void> {
-      await states.updateOne(...upsertOf(taskId, owner, { ...checkpoint, updated_at: now() }), { upsert: true });
+      const fields = storedFields({ ...checkpoint, updated_at: now() }) as Partial<RunStateRecord>;
+      await states.updateOne(...upsertOf(taskId, owner, fields), { upsert: true });
     },
 
     async finish(taskId, owner, terminal, checkpoint, answer): Promise<void> {
       const fields = { ...checkpoint, terminal, ...(answer === undefined ? {} : { answer }), updated_at: now() };
-      await states.updateOne(...upsertOf(taskId, owner, fields), { upsert: true });
+      await states.updateOne(...upsertOf(taskId, owner, storedFields(fields) as Partial<RunStateRecord>), {
+        upsert: true,
+      });
     },
 
     async remove(taskId): Promise<void> {

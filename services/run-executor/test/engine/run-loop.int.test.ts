@@ -35,6 +35,13 @@ describe('run loop', () => {
     return { taskId, terminal, events: watch.events, caller };
   }
 
+  it('runs a tool call whose arguments hold field names a document store refuses, once, and completes', async () => {
+    const { terminal, events } = await run('#script tool:echo{"$ref":"#/a","file.name":"n.txt","":1};finish:done');
+    expect(terminal.type).toBe('task.completed');
+    expect(ofType(events, 'tool.invoked')).toHaveLength(1);
+    expect(ofType(events, 'tool.completed')).toHaveLength(1);
+  });
+
   it('completes a 3-step scripted run with its events in order and exactly one terminal event', async () => {
     const { taskId, events } = await run('#script tool:echo{"text":"hi"};tool:echo{n:2};finish:all done');
     const step = ['chunks', 'llm.cost.recorded', 'planner.decision', 'tool.invoked', 'tool.completed'];
