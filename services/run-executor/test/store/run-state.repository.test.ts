@@ -3,7 +3,7 @@ import { openStore } from '@ars/store';
 import type { Store } from '@ars/store';
 import type { ChatMessage } from '../../src/providers/provider.ts';
 import { createRunStateRepository, RUN_STATE_COLLECTIONS } from '../../src/store/run-state.repository.ts';
-import type { Checkpoint, RunStateRepository } from '../../src/store/run-state.repository.ts';
+import type { Checkpoint, RunStateRecord, RunStateRepository } from '../../src/store/run-state.repository.ts';
 
 const owner = { tenant: 't', user: 'u', session: 's' };
 
@@ -43,7 +43,7 @@ describe('run state repository (embedded, in memory)', () => {
 
   it('loads checkpoints written before, with the arguments as an object', async () => {
     const legacy = { role: 'assistant', content: '', tool_call: { id: 'call_1', name: 'echo', args: { a: 1 } } };
-    await store.collection(RUN_STATE_COLLECTIONS.runStates).insertOne({
+    await store.collection<RunStateRecord>(RUN_STATE_COLLECTIONS.runStates).insertOne({
       _id: 'r2',
       task_id: 'r2',
       ...owner,
