@@ -7,7 +7,7 @@ export { PROTOCOL_VERSION, parseSemver, isCompatibleVersion, DEPRECATIONS } from
 export type { DeprecationNotice } from './version.ts';
 export { ERROR_CODES, ServiceError, isServiceError, isErrorCode, toServiceError } from './errors.ts';
 export type { ErrorCode, ErrorEnvelope } from './errors.ts';
-export { CONTROL_PAYLOAD_LIMITS, checkPayloadBounds } from './limits.ts';
+export { CONTROL_PAYLOAD_LIMITS, START_QUERY_MAX_CHARS, characterCount, checkPayloadBounds } from './limits.ts';
 export type { PayloadBoundViolation } from './limits.ts';
 export { IdentityScope, IdentityQuad, IdentityTriple, SCOPES, STEERING_TIERS } from './identity.ts';
 export type { Scope, SteeringTier, VerifiedIdentity } from './identity.ts';
@@ -20,6 +20,7 @@ export type { EventClass, EventDef } from './event-def.ts';
 export {
   Timestamp,
   JsonObject,
+  VerbatimJsonObject,
   ProtocolVersion,
   PAGE_LIMITS,
   PageLimit,

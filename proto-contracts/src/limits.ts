@@ -22,11 +22,22 @@ export interface PayloadBoundViolation {
 }
 
 /**
- * Characters of a string as Unicode code points (an emoji is one character,
- * not two UTF-16 units). Only counts when the UTF-16 length exceeds `max`,
- * since the code-point count is never larger.
+ * Most characters (Unicode code points) a `start` request's `query` may have:
+ * 65,536, about 16,000 tokens of English. A longer query is 400
+ * `invalid_request`. The bound keeps every task row, and so every task read,
+ * well inside one bus message (1 MiB): a row carries `query` and `goal`, at
+ * most 4 UTF-8 bytes per character each.
  */
-function characterCount(value: string, max: number): number {
+export const START_QUERY_MAX_CHARS = 65_536;
+
+/**
+ * Characters of a string as Unicode code points (an emoji is one character,
+ * not two UTF-16 units), for comparing with the bound `max`. Only counts when
+ * the UTF-16 length exceeds `max`, since the code-point count is never
+ * larger: within `max` it answers the UTF-16 length (an upper bound, enough to
+ * decide); beyond it, the exact count (for the message).
+ */
+export function characterCount(value: string, max: number): number {
   if (value.length <= max) return value.length;
   let count = 0;
   for (const _ of value) count += 1;

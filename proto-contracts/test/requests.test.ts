@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { CONTROL_PAYLOADS, ControlRequest, METHODS, STEERING_CONTROLS, StartRequest, getMethod } from '../src/index.ts';
+import {
+  CONTROL_PAYLOADS,
+  ControlRequest,
+  METHODS,
+  START_QUERY_MAX_CHARS,
+  STEERING_CONTROLS,
+  StartRequest,
+  getMethod,
+} from '../src/index.ts';
 
 const shapeOf = (schema: z.ZodType) => (schema as unknown as { shape: Record<string, z.ZodType> }).shape;
 const requestOf = (name: string): z.ZodType => {
@@ -60,6 +68,18 @@ describe('StartRequest', () => {
 
   it('requires the identity member', () => {
     expect(StartRequest.safeParse({ query: 'x' }).success).toBe(false);
+  });
+
+  it('bounds the query at START_QUERY_MAX_CHARS code points, naming the bound', () => {
+    const max = START_QUERY_MAX_CHARS;
+    // An emoji is one character and two UTF-16 units: the bound counts characters.
+    expect(StartRequest.safeParse({ identity: {}, query: '😀'.repeat(max) }).success).toBe(true);
+    const over = StartRequest.safeParse({ identity: {}, query: 'x'.repeat(max + 1) });
+    expect(over.error?.issues[0]).toMatchObject({
+      path: ['query'],
+      message: `has ${max + 1} characters; the limit is ${max} (Unicode code points)`,
+    });
+    expect(StartRequest.safeParse({ identity: {}, query: '😀'.repeat(max + 1) }).success).toBe(false);
   });
 
   it('rejects a disposition outside the four forms', () => {
@@ -138,6 +158,13 @@ describe('ControlRequest', () => {
   it.each(refused)('refuses %s with payload %j', (control, payload) => {
     const body = payload === undefined ? { identity: { run: 't' } } : { identity: { run: 't' }, payload };
     expect(requestOf(control).safeParse(body).success).toBe(false);
+  });
+
+  it('keeps an inject_context payload as sent, a __proto__ member included', () => {
+    const payload = JSON.parse('{"__proto__":{"admin":true},"$where":"1","a.b":2,"":3}') as unknown;
+    const parsed = requestOf('inject_context').parse({ identity: { run: 't' }, payload }) as { payload: unknown };
+    expect(JSON.stringify(parsed.payload)).toBe('{"__proto__":{"admin":true},"$where":"1","a.b":2,"":3}');
+    expect(CONTROL_PAYLOADS.inject_context.parse(payload)).toBe(payload);
   });
 
   it('exports one payload schema per control', () => {

@@ -1,19 +1,43 @@
 import { z } from 'zod';
 import { IdentityScope } from '../identity.ts';
+import { characterCount, START_QUERY_MAX_CHARS } from '../limits.ts';
 import type { SteeringTier } from '../identity.ts';
 import { defineMethod } from '../method-def.ts';
 import type { MethodDef } from '../method-def.ts';
 import { AgentId } from '../schemas/agent-config.ts';
-import { Id, JsonObject, requestOf, versioned } from '../schemas/common.ts';
+import { Id, JsonObject, requestOf, VerbatimJsonObject, versioned } from '../schemas/common.ts';
 import { Disposition } from '../schemas/task.ts';
 import { onControl } from './routing.ts';
 
 /**
- * StartRequest: `query` is required and non-empty. A disposition may only
- * name an artifact listed in `input_artifact_ids`.
+ * The `query` of a start: non-empty, at most {@link START_QUERY_MAX_CHARS}
+ * characters counted as Unicode code points (as JSON Schema's `maxLength`
+ * counts them; zod's `.max` would count UTF-16 units).
+ */
+const StartQuery = z
+  .string()
+  .min(1)
+  .superRefine((query, ctx) => {
+    const chars = characterCount(query, START_QUERY_MAX_CHARS);
+    if (chars > START_QUERY_MAX_CHARS) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `has ${chars} characters; the limit is ${START_QUERY_MAX_CHARS} (Unicode code points)`,
+      });
+    }
+  })
+  .meta({
+    description: `the user's request to the run; required, non-empty, at most ${START_QUERY_MAX_CHARS} characters (code points)`,
+    maxLength: START_QUERY_MAX_CHARS,
+  });
+
+/**
+ * StartRequest: `query` is required, non-empty and at most
+ * {@link START_QUERY_MAX_CHARS} characters. A disposition may only name an
+ * artifact listed in `input_artifact_ids`.
  */
 export const StartRequest = requestOf({
-  query: z.string().min(1).describe("the user's request to the run; required, non-empty"),
+  query: StartQuery,
   idempotency_key: z.string().min(1).max(256).optional().describe('scoped to the full (tenant, user, session) triple'),
   input_artifact_ids: z
     .array(Id)
@@ -92,7 +116,7 @@ export const CONTROL_PAYLOADS = {
   approve: z.strictObject({ reason, token: pauseToken }),
   reject: z.strictObject({ reason, token: pauseToken }),
   redirect: z.strictObject({ goal: z.string().min(1).describe("the run's new goal") }),
-  inject_context: JsonObject.describe('the context object, visible on the next planner step'),
+  inject_context: VerbatimJsonObject.describe('the context object, visible on the next planner step'),
   user_message: z.strictObject({ message: z.string().min(1).describe('the user-authored message') }),
   prioritize: z.strictObject({ priority: z.int().describe('the new scheduling priority') }),
 } as const satisfies Record<SteeringControl, z.ZodType>;

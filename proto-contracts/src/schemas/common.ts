@@ -15,6 +15,20 @@ export type Timestamp = z.infer<typeof Timestamp>;
 export const JsonObject = z.record(z.string(), z.unknown());
 export type JsonObject = z.infer<typeof JsonObject>;
 
+/**
+ * A JSON object kept exactly as sent: checked like {@link JsonObject}, with
+ * the same JSON Schema, but its parsed value is the input itself. zod's
+ * record leaves a `__proto__` member out of what it returns, so a payload
+ * that is stored and shown as the caller sent it (inject_context) would lose
+ * that member silently; members are never copied or changed here.
+ */
+export const VerbatimJsonObject = z
+  .custom<JsonObject>((value) => JsonObject.safeParse(value).success, {
+    error: 'Invalid input: expected a JSON object',
+  })
+  .meta({ type: 'object', propertyNames: { type: 'string' }, additionalProperties: {} });
+export type VerbatimJsonObject = z.infer<typeof VerbatimJsonObject>;
+
 /** The wire contract's semver triple. */
 export const ProtocolVersion = z
   .string()

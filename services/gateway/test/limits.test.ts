@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CONTROL_PAYLOAD_LIMITS } from '@ars/contracts';
+import { CONTROL_PAYLOAD_LIMITS, START_QUERY_MAX_CHARS } from '@ars/contracts';
 import { MAX_BODY_DEPTH } from '../src/http/request-body.ts';
 import { routeOf } from './support/bodies.ts';
 import { createHarness, scoped } from './support/harness.ts';
@@ -109,6 +109,25 @@ describe('limits: control payload bounds', () => {
   it('does not apply the control bounds to start', async () => {
     const response = await h.post(routeOf('start'), { identity: {}, query: 'q'.repeat(maxStringChars + 10) });
     expect(response.statusCode).toBe(200);
+  });
+});
+
+describe('limits: the query of start', () => {
+  it(`forwards a query of ${START_QUERY_MAX_CHARS} characters, counted as code points`, async () => {
+    const query = '😀'.repeat(START_QUERY_MAX_CHARS);
+    const response = await h.post(routeOf('start'), { identity: {}, query });
+    expect(response.statusCode).toBe(200);
+    expect(h.rpc.last?.body.query).toBe(query);
+  });
+
+  it('answers a query one character over with 400 invalid_request naming the bound, forwarding nothing', async () => {
+    const response = await h.post(routeOf('start'), { identity: {}, query: 'x'.repeat(START_QUERY_MAX_CHARS + 1) });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({
+      code: 'invalid_request',
+      message: `start: query: has ${START_QUERY_MAX_CHARS + 1} characters; the limit is ${START_QUERY_MAX_CHARS} (Unicode code points)`,
+    });
+    expect(h.rpc.calls).toHaveLength(0);
   });
 });
 

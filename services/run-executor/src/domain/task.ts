@@ -41,14 +41,34 @@ export interface InputArtifactRecord {
   size_bytes?: number;
 }
 
-/** Operator context or a user message appended for the planner's next step. */
+/**
+ * Operator context or a user message appended for the planner's next step.
+ * Its payload is read with {@link contextPayload}, whichever shape stored it.
+ */
 export interface ContextEntry {
   kind: 'inject_context' | 'user_message';
-  /** The control's payload: the context object, or `{ message }`. */
-  payload: unknown;
+  /**
+   * The control's payload (the context object, or `{ message }`) as its JSON
+   * text. The document store refuses a field name that starts with `$`,
+   * holds a dot or is empty, and any of them may be a key of an injected
+   * object; as text, every object the edge accepted is stored as sent.
+   */
+  payload_json?: string;
+  /** The payload itself: entries written before `payload_json`. */
+  payload?: unknown;
   /** The control's event id (idempotency). */
   event_id: string;
   at: string;
+}
+
+/** A control's payload as a context entry to store (its JSON text, see {@link ContextEntry}). */
+export function contextEntry(kind: ContextEntry['kind'], payload: unknown, eventId: string): Omit<ContextEntry, 'at'> {
+  return { kind, payload_json: JSON.stringify(payload), event_id: eventId };
+}
+
+/** The payload of a context entry, from its JSON text or, in an entry of the earlier shape, as stored. */
+export function contextPayload(entry: Pick<ContextEntry, 'payload_json' | 'payload'>): unknown {
+  return entry.payload_json === undefined ? entry.payload : (JSON.parse(entry.payload_json) as unknown);
 }
 
 /** The stored task. */

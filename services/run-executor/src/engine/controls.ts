@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { CONTROL_PAYLOADS } from '@ars/contracts';
+import { CONTROL_PAYLOADS, VerbatimJsonObject } from '@ars/contracts';
 import type { SteeringControl } from '@ars/contracts';
 import { controlSubject } from '@ars/bus';
 import type { Msg } from '@ars/bus';
 import type { PauseRecord } from '../domain/pause.ts';
+import { contextEntry } from '../domain/task.ts';
 import { occurredAt } from './run-events.ts';
 import type { RunLoop } from './run-loop.ts';
 
@@ -14,14 +15,17 @@ import type { RunLoop } from './run-loop.ts';
  * `{accepted: true}` as soon as a control is queued; the run applies its
  * controls one at a time, in arrival order, each narrated as
  * `control.received`, then `control.applied` (and the effect's own event) or
- * `control.rejected`. A control's `event_id` is recorded per task, so a
- * repeated control is acknowledged again but applied (and narrated) once.
+ * `control.rejected` (`internal` when applying failed unexpectedly). A
+ * control's `event_id` is recorded per task, so a repeated control is
+ * acknowledged again but applied (and narrated) once. A tokenless approve or
+ * reject decides only what was pending when the inbox received it.
  */
 
 /** What reaches the inbox: the API side's ControlEnvelope, or a cascading parent's cancellation. */
 const Envelope = z.looseObject({
   method: z.string(),
-  payload: z.record(z.string(), z.unknown()).optional(),
+  // As sent: a record schema would drop a `__proto__` member of an injected context.
+  payload: VerbatimJsonObject.optional(),
   event_id: z.string().min(1).optional(),
   caller: z.looseObject({ user: z.string() }).optional(),
   caller_tier: z.string().optional(),
@@ -45,6 +49,21 @@ function parseEnvelope(data: Uint8Array): Envelope | undefined {
   }
 }
 
+/**
+ * The tokens of what a run had pending when a control reached its inbox: the
+ * approval it waited for (or, on a redelivered run, the one still open from
+ * the earlier executor) and its live pause.
+ */
+export interface ControlReceipt {
+  readonly approval: string | undefined;
+  readonly pause: string | undefined;
+}
+
+/** What `run` has pending now, for a control received now. */
+function receiptOf(run: RunLoop): ControlReceipt {
+  return { approval: run.approval?.record.token ?? run.restoredApproval?.token, pause: run.pause?.token };
+}
+
 /** Subscribes the run's inbox; controls are applied on the run's control chain. */
 export function openControlInbox(run: RunLoop): void {
   run.inbox = run.deps.bus.nc.subscribe(controlSubject(run.taskId), {
@@ -55,31 +74,47 @@ export function openControlInbox(run: RunLoop): void {
         reply(msg, { accepted: false, code: 'invalid_request', message: 'malformed control envelope' });
         return;
       }
+      const receipt = receiptOf(run);
       reply(msg, { accepted: true });
       run.controls = run.controls
-        .then(() => applyControl(run, envelope))
+        .then(() => applyControl(run, envelope, receipt))
         .catch((e: unknown) => run.log.warn({ err: e, control: envelope.method }, 'control not applied'));
     },
   });
 }
 
-/** The narration helpers of one control. */
+/** The narration helpers of one control; `settled` once it was applied or rejected. */
 interface Narrator {
+  readonly settled: boolean;
   applied(outcome: string): void;
   rejected(reason: string): void;
 }
 
 function narrator(run: RunLoop, envelope: Envelope): Narrator {
   const type = envelope.method;
+  let settled = false;
   return {
-    applied: (outcome) => run.events.emit('control.applied', { Type: type, Outcome: outcome, Err: '' }),
-    rejected: (reason) =>
-      run.events.emit('control.rejected', { Type: type, Reason: reason, CallerScope: envelope.caller_tier ?? '' }),
+    get settled() {
+      return settled;
+    },
+    applied: (outcome) => {
+      settled = true;
+      run.events.emit('control.applied', { Type: type, Outcome: outcome, Err: '' });
+    },
+    rejected: (reason) => {
+      settled = true;
+      run.events.emit('control.rejected', { Type: type, Reason: reason, CallerScope: envelope.caller_tier ?? '' });
+    },
   };
 }
 
-/** Applies one control to the run. */
-export async function applyControl(run: RunLoop, envelope: Envelope): Promise<void> {
+/**
+ * Applies one control to the run, received when `receipt` was pending. Once
+ * `control.received` is out, the control always ends in `control.applied` or
+ * `control.rejected`: a failure while applying it is logged and narrated as
+ * rejected `internal`.
+ */
+export async function applyControl(run: RunLoop, envelope: Envelope, receipt: ControlReceipt): Promise<void> {
   if (envelope.cascade !== undefined) {
     if (!run.terminated && run.cancel === undefined) {
       run.requestCancel({ reason: envelope.cascade.reason, cascaded: true, hard: envelope.payload?.hard === true });
@@ -90,6 +125,15 @@ export async function applyControl(run: RunLoop, envelope: Envelope): Promise<vo
   if (!first) return;
   run.events.emit('control.received', { Type: envelope.method, Outcome: 'received', Err: '' });
   const say = narrator(run, envelope);
+  try {
+    await applyReceived(run, envelope, receipt, say);
+  } catch (error) {
+    run.log.error({ err: error, control: envelope.method }, 'control failed; rejected as internal');
+    if (!say.settled) say.rejected('internal');
+  }
+}
+
+async function applyReceived(run: RunLoop, envelope: Envelope, receipt: ControlReceipt, say: Narrator): Promise<void> {
   if (run.terminated) return say.rejected('run_ended');
   if (run.exitRequest !== undefined) return say.rejected('executor_draining');
   const schema = CONTROL_PAYLOADS[envelope.method as SteeringControl] as z.ZodType | undefined;
@@ -107,7 +151,7 @@ export async function applyControl(run: RunLoop, envelope: Envelope): Promise<vo
       return resume(run, say, payload.reason as string | undefined, 'resume');
     case 'approve':
     case 'reject':
-      return decide(run, say, envelope.method as 'approve' | 'reject', payload);
+      return decide(run, say, envelope.method as 'approve' | 'reject', payload, receipt);
     case 'redirect':
       return redirect(run, say, payload.goal as string);
     case 'inject_context':
@@ -161,18 +205,26 @@ async function resume(
   run.wake();
 }
 
-/** approve / reject of a human-approval gate; approve also advances a live pause. */
+/**
+ * approve / reject of a human-approval gate; approve also advances a live
+ * pause. Without a token it decides what was pending when it was received
+ * (the approval, else for approve the pause), never something requested
+ * while it waited in line: that one was resolved meanwhile
+ * (`already_resolved`) or nothing was pending (`no_pending_approval`).
+ */
 async function decide(
   run: RunLoop,
   say: Narrator,
   decision: 'approve' | 'reject',
   payload: Record<string, unknown>,
+  receipt: ControlReceipt,
 ): Promise<void> {
   const reason = typeof payload.reason === 'string' ? payload.reason : '';
   const pending = run.approval;
-  const token = typeof payload.token === 'string' ? payload.token : pending?.record.token;
+  const received = receipt.approval ?? (decision === 'approve' ? receipt.pause : undefined);
+  const token = typeof payload.token === 'string' ? payload.token : received;
   if (token === undefined || pending === undefined || pending.record.token !== token) {
-    if (decision === 'approve' && run.pause !== undefined && (token === undefined || token === run.pause.token)) {
+    if (decision === 'approve' && token !== undefined && token === run.pause?.token) {
       return resume(run, say, reason, 'approve');
     }
     if (token !== undefined && run.resolvedTokens.has(token)) return say.rejected('already_resolved');
@@ -205,7 +257,7 @@ async function addInput(
   payload: Record<string, unknown>,
   eventId: string | undefined,
 ): Promise<void> {
-  const entry = { kind, payload, event_id: eventId ?? randomUUID() };
+  const entry = contextEntry(kind, payload, eventId ?? randomUUID());
   if (await run.deps.tasks.appendContext(run.taskId, entry)) run.context.push({ ...entry, at: occurredAt() });
   say.applied('visible_on_next_step');
 }

@@ -1,3 +1,4 @@
+import { contextPayload } from '../domain/task.ts';
 import type { ContextEntry } from '../domain/task.ts';
 import type { ChatMessage, Decision } from '../providers/provider.ts';
 import type { SessionTurn } from '../store/run-state.repository.ts';
@@ -66,10 +67,10 @@ export function historyMessages(turns: readonly SessionTurn[], currentTaskId: st
 export function inputMessages(entries: readonly ContextEntry[]): ChatMessage[] {
   return entries.map((entry): ChatMessage => {
     if (entry.kind === 'user_message') {
-      const payload = entry.payload as { message?: unknown } | undefined;
+      const payload = contextPayload(entry) as { message?: unknown } | undefined;
       return { role: 'user', content: typeof payload?.message === 'string' ? payload.message : '' };
     }
-    return { role: 'system', content: `Operator context: ${JSON.stringify(entry.payload)}` };
+    return { role: 'system', content: `Operator context: ${JSON.stringify(contextPayload(entry))}` };
   });
 }
 

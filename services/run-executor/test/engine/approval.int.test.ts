@@ -1,5 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
+import { outcomeOf } from '@ars/service-kit/testing';
 import { newCaller, startEngineHarness } from './harness.ts';
 import type { EngineHarness, RunWatch } from './harness.ts';
 
@@ -156,6 +158,82 @@ describe('human approval', () => {
       ApproverReason: 'approval timed out',
     });
     expect(ofType(watch.events, 'tool.completed')).toHaveLength(1);
+  });
+
+  it('resolves only the approval pending when a tokenless approve was received, never one requested later', async () => {
+    const { taskId, watch, caller, token } = await awaitingApproval(
+      '#script tool:sensitive_action{"amount":1};tool:sensitive_action{"amount":2};finish:done',
+    );
+    await Promise.all([1, 2, 3].map(() => h.control('approve', taskId, caller)));
+    const narrated = () => [...ofType(watch.events, 'control.applied'), ...ofType(watch.events, 'control.rejected')];
+    await watch.until(() => narrated().length === 3 && ofType(watch.events, 'tool.approval_requested').length === 2);
+    const second = String(ofType(watch.events, 'tool.approval_requested')[1]?.payload.PauseToken);
+    expect(ofType(watch.events, 'control.applied').map((e) => e.payload)).toEqual([
+      { Type: 'approve', Outcome: 'approved', Err: '' },
+    ]);
+    // Received together while the first approval was pending, the two others are about that one: already resolved.
+    expect(ofType(watch.events, 'control.rejected').map((e) => e.payload.Reason)).toEqual([
+      'already_resolved',
+      'already_resolved',
+    ]);
+    expect(ofType(watch.events, 'tool.approved').map((e) => e.payload.PauseToken)).toEqual([token]);
+    const listed = (await h.call('pause.list', {}, caller)) as { items: { token: string }[] };
+    expect(listed.items.map((item) => item.token)).toEqual([second]);
+    expect(ofType(watch.events, 'tool.invoked')).toHaveLength(1);
+
+    await h.control('approve', taskId, caller, { token: second });
+    expect((await watch.terminal()).type).toBe('task.completed');
+    watch.stop();
+    expect(ofType(watch.events, 'tool.approved').map((e) => e.payload.PauseToken)).toEqual([token, second]);
+    expect(ofType(watch.events, 'tool.completed')).toHaveLength(2);
+  });
+
+  it('ends an approval once when an approve races its timeout: approved by the caller, or timed out', async () => {
+    // Approves aimed from 8 ms before to 4 ms after each run's deadline: some land before it, some after, some in
+    // between (the timeout resolved the pause, the run has not ended yet).
+    const runs = await Promise.all(
+      Array.from({ length: 13 }, (_, i) => i - 8).map(async (offsetMs) => {
+        const caller = newCaller();
+        const run = await awaitingApproval('#script tool:side_effect{};finish:ok', caller);
+        const { items } = (await h.call('pause.list', {}, caller)) as {
+          items: { token: string; expires_at: string }[];
+        };
+        const expiresAt = Date.parse(String(items.find((item) => item.token === run.token)?.expires_at));
+        // Which one wins is left open; only that exactly one does is checked.
+        await sleep(Math.max(0, expiresAt + offsetMs - Date.now()));
+        const sent = await outcomeOf(h.control('approve', run.taskId, caller, { token: run.token, reason: 'me' }));
+        return { ...run, sent, terminal: await run.watch.terminal(5_000) };
+      }),
+    );
+    for (const { taskId, watch, token, sent, terminal } of runs) {
+      // Delivered before the run ended, an approve that lost is narrated as refused; after, the inbox is gone.
+      if (sent.ok) await watch.until((e) => e.type === 'control.applied' || e.type === 'control.rejected');
+      watch.stop();
+      const events = watch.events;
+      const approved = ofType(events, 'tool.approved');
+      const rejected = ofType(events, 'tool.rejected');
+      expect(approved.length + rejected.length).toBe(1);
+      expect(ofType(events, 'pause.resumed')).toHaveLength(1);
+      const applied = ofType(events, 'control.applied');
+      if (approved.length === 1) {
+        expect(approved[0]?.payload).toEqual({ Tool: 'side_effect', PauseToken: token, ApproverReason: 'me' });
+        expect(applied.map((e) => e.payload.Outcome)).toEqual(['approved']);
+        expect(terminal.type).toBe('task.completed');
+        expect(ofType(events, 'tool.completed')).toHaveLength(1);
+      } else {
+        expect(rejected[0]?.payload).toEqual({ Tool: 'side_effect', PauseToken: token, Reason: 'approval timed out' });
+        expect(applied).toEqual([]);
+        expect(terminal.payload).toEqual({ TaskID: taskId, ErrorCode: 'approval_timeout' });
+        expect(ofType(events, 'tool.invoked')).toEqual([]);
+        if (sent.ok) {
+          expect(ofType(events, 'control.rejected').map((e) => e.payload.Reason)).toEqual([
+            expect.stringMatching(/^(already_resolved|no_pending_approval|run_ended)$/),
+          ]);
+        } else {
+          expect(sent).toMatchObject({ ok: false, code: 'not_found' });
+        }
+      }
+    }
   });
 
   it('cancels a run that waits for approval and clears its pause', async () => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
+import { contextEntry } from '../../src/domain/task.ts';
 import {
   argsSummary,
   checkToolCall,
@@ -53,6 +54,20 @@ describe('planner', () => {
     ).toEqual([
       { role: 'system', content: 'Operator context: {"city":"Paris"}' },
       { role: 'user', content: 'hurry' },
+    ]);
+  });
+
+  it('reads a stored entry from its JSON text, every member kept, and an entry of the earlier shape alike', () => {
+    const injected = JSON.parse('{"__proto__":{"a":1},"$where":"1","a.b":2,"":3}') as Record<string, unknown>;
+    const entries = [
+      contextEntry('inject_context', injected, '1'),
+      contextEntry('user_message', { message: 'hurry' }, '2'),
+      { kind: 'inject_context' as const, payload: { city: 'Paris' }, event_id: '3' },
+    ].map((entry) => ({ ...entry, at: '' }));
+    expect(inputMessages(entries)).toEqual([
+      { role: 'system', content: 'Operator context: {"__proto__":{"a":1},"$where":"1","a.b":2,"":3}' },
+      { role: 'user', content: 'hurry' },
+      { role: 'system', content: 'Operator context: {"city":"Paris"}' },
     ]);
   });
 

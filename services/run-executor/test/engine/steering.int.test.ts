@@ -105,6 +105,54 @@ describe('steering controls (engine side)', () => {
       expect(ofType(watch.events, 'planner.decision')).toEqual([]);
     });
 
+    it('soft: no LLM or tool event of the run follows task.cancelled', async () => {
+      const caller = newCaller();
+      const { taskId, watch } = await h.start(caller, { query: '#script stream:40/10;tool:echo{};finish:x' });
+      await watch.until((e) => e.type === 'llm.completion.chunk');
+      await h.control('cancel', taskId, caller);
+      const terminal = await watch.terminal();
+      // Give a straggler the time to show up if the engine let one through.
+      await sleep(300);
+      watch.stop();
+      expect(terminal.type).toBe('task.cancelled');
+      const after = watch.events.slice(watch.events.indexOf(terminal) + 1);
+      expect(after.filter((e) => RUN_EVENT.test(e.type))).toEqual([]);
+    });
+
+    it('soft: cascades to a running child as a soft cancel with Cascaded true', async () => {
+      // The parent waits for an approval, so only the cancel ends it.
+      const caller = newCaller();
+      const { taskId: parentId, watch: parent } = await h.start(caller, {
+        query: '#script tool:sensitive_action{};finish:ok',
+      });
+      await parent.until((e) => e.type === 'tool.approval_requested');
+      const childId = randomUUID();
+      await h.tasks.insertTask({
+        ...newTaskRecord({
+          taskId: childId,
+          triple: caller,
+          request: { identity: {}, query: '#script tool:wait{ms:1500};tool:echo{};finish:ok' },
+          agent: {},
+          artifacts: [],
+          now: new Date().toISOString(),
+        }),
+        parent_task_id: parentId,
+      });
+      const child = await h.watch(caller, childId);
+      await enqueueRun(h.bus, { task_id: childId, priority: 0 });
+      await child.until((e) => e.type === 'tool.invoked');
+      await h.control('cancel', parentId, caller);
+      expect((await parent.terminal()).payload).toMatchObject({ Cascaded: false });
+      expect((await child.terminal()).payload).toMatchObject({ TaskID: childId, Cascaded: true });
+      parent.stop();
+      child.stop();
+      // Soft (hard false): the child's call in flight completed; no further step ran.
+      expect(ofType(child.events, 'tool.completed').map((e) => e.payload.ToolName)).toEqual(['wait']);
+      expect(ofType(child.events, 'tool.invoked')).toHaveLength(1);
+      expect(ofType(child.events, 'planner.decision')).toHaveLength(1);
+      expect(await h.tasks.getTask(childId)).toMatchObject({ status: 'cancelled' });
+    });
+
     it('cascades to a running child task with Cascaded true', async () => {
       const { taskId: parentId, watch: parent, caller } = await inFirstTool('#script tool:wait{ms:20000};finish:ok');
       const childId = randomUUID();
@@ -231,6 +279,46 @@ describe('steering controls (engine side)', () => {
       watch.stop();
       const trace = ofType(watch.events, 'planner.decision')[1]?.payload.ReasoningTrace;
       expect(trace).toContain('context: Operator context: {"note":"the user is in Paris"}');
+    });
+
+    it('inject_context with keys the document store refuses ($…, dotted, empty) is applied and visible', async () => {
+      const { taskId, watch, caller } = await inFirstTool('#script tool:wait{ms:200};finish:ok');
+      await h.control('inject_context', taskId, caller, { $where: '1', 'a.b': 2, '': { '$nested.key': true } });
+      await watch.terminal();
+      watch.stop();
+      expect(ofType(watch.events, 'control.applied')[0]?.payload).toEqual({
+        Type: 'inject_context',
+        Outcome: 'visible_on_next_step',
+        Err: '',
+      });
+      expect(ofType(watch.events, 'control.rejected')).toEqual([]);
+      const trace = ofType(watch.events, 'planner.decision')[1]?.payload.ReasoningTrace;
+      expect(trace).toContain('context: Operator context: {"$where":"1","a.b":2,"":{"$nested.key":true}}');
+    });
+
+    it('inject_context keeps a __proto__ member', async () => {
+      const { taskId, watch, caller } = await inFirstTool('#script tool:wait{ms:200};finish:ok');
+      const payload = JSON.parse('{"__proto__":{"admin":true},"note":"x"}') as Record<string, unknown>;
+      await h.control('inject_context', taskId, caller, payload);
+      await watch.terminal();
+      watch.stop();
+      const trace = ofType(watch.events, 'planner.decision')[1]?.payload.ReasoningTrace;
+      expect(trace).toContain('context: Operator context: {"__proto__":{"admin":true},"note":"x"}');
+    });
+
+    it('narrates a control that fails while being applied as rejected internal', async () => {
+      const { taskId, watch, caller } = await inFirstTool('#script tool:wait{ms:200};finish:ok');
+      // A context field that is no list: appending to it fails in the store.
+      const tasks = h.store.collection<{ _id: string; context: unknown }>('tasks');
+      await tasks.updateOne({ _id: taskId }, { $set: { context: 'not a list' } });
+      await h.control('inject_context', taskId, caller, { note: 'lost?' });
+      const rejected = await watch.until((e) => e.type === 'control.rejected');
+      expect(rejected.payload).toEqual({ Type: 'inject_context', Reason: 'internal', CallerScope: 'owner_user' });
+      expect((await watch.terminal()).type).toBe('task.completed');
+      watch.stop();
+      expect(ofType(watch.events, 'control.received')).toHaveLength(1);
+      expect(ofType(watch.events, 'control.applied')).toEqual([]);
+      expect(String(ofType(watch.events, 'planner.decision')[1]?.payload.ReasoningTrace)).not.toContain('lost?');
     });
 
     it('user_message is visible on the next step', async () => {
