@@ -116,6 +116,32 @@ describe('isolation end to end', () => {
       }
     });
 
+    it("answers an admin's tasks.get of another tenant's task 404 unless the admin names that tenant, audited", async () => {
+      const admin = await party(uniqueIdentity('iso-admin'), ['admin']);
+      const taskId = runs.get(namesake)!;
+      expect(await refusal(admin.client.call('tasks.get', { identity: {}, task_id: taskId }))).toMatchObject({
+        status: 404,
+        code: 'not_found',
+      });
+      const log = new EventLog(admin.client, { lastEventId: await streamCursor(admin.client) });
+      try {
+        const detail = await admin.client.call<{ task: { task_id: string; tenant: string } }>('tasks.get', {
+          identity: { tenant: namesake.identity.tenant },
+          task_id: taskId,
+        });
+        expect(detail.task).toMatchObject({ task_id: taskId, tenant: namesake.identity.tenant });
+        const audit = await log.next('audit.admin_scope_used');
+        expect(payload(audit)).toMatchObject({
+          Method: 'tasks.get',
+          Actor: { tenant: admin.identity.tenant, user: admin.identity.user, session: admin.identity.session },
+          Impersonating: { tenant: namesake.identity.tenant },
+          Reason: 'tenant crossed under admin',
+        });
+      } finally {
+        await log.close();
+      }
+    });
+
     it('refuses tasks.list fan-in across tenants without admin, and grants it to admin', async () => {
       const filter = { tenant_ids: [namesake.identity.tenant] };
       expect(await refusal(owner.client.call('tasks.list', { identity: {}, filter }))).toMatchObject({ status: 403 });
@@ -207,6 +233,30 @@ describe('isolation end to end', () => {
         });
         const audits = log.frames.filter((f) => f.type === 'audit.admin_scope_used');
         expect(audits.map((f) => payload(f)['Method'])).toEqual(['artifacts.list', 'artifacts.list']);
+      } finally {
+        await log.close();
+      }
+    });
+
+    it("audits an admin's cross-tenant tasks.list and pause.list with audit.admin_scope_used", async () => {
+      const admin = await party(uniqueIdentity('iso-admin'), ['admin']);
+      const log = new EventLog(admin.client, { lastEventId: await streamCursor(admin.client) });
+      try {
+        const filter = { tenant_ids: [namesake.identity.tenant] };
+        const tasks = await admin.client.call<{ items: { tenant: string }[] }>('tasks.list', { identity: {}, filter });
+        expect(tasks.items.every((t) => t.tenant === namesake.identity.tenant)).toBe(true);
+        await admin.client.call('pause.list', { identity: {}, filter });
+        // Each call's audit is published before the call is forwarded: both are on the stream in call order.
+        await log.next('audit.admin_scope_used', (f) => payload(f)['Method'] === 'pause.list');
+        const audits = log.frames.filter((f) => f.type === 'audit.admin_scope_used');
+        expect(audits.map((f) => payload(f))).toMatchObject(
+          ['tasks.list', 'pause.list'].map((method) => ({
+            Method: method,
+            Actor: { tenant: admin.identity.tenant, user: admin.identity.user, session: admin.identity.session },
+            Impersonating: { tenant: namesake.identity.tenant, user: '*', session: '*' },
+            Reason: 'filter.tenant_ids crossed under admin',
+          })),
+        );
       } finally {
         await log.close();
       }

@@ -24,7 +24,7 @@ export const ERROR_CODES = {
   conflict: 409,
   /** The session was erased by sessions.delete; use a fresh session id. */
   session_erased: 410,
-  /** A body or artifact larger than the configured maximum. */
+  /** A body or artifact larger than the configured maximum, or a reply larger than the bus carries. */
   payload_too_large: 413,
   /** A control payload broke a bound of the Limits section. */
   payload_invalid: 422,

@@ -32,7 +32,7 @@ export interface IdentityCrossing {
   readonly tenant?: CrossingClaim;
   readonly user?: CrossingClaim;
   readonly session?: CrossingClaim;
-  /** state.history answers a refused crossing with 404 `not_found`. */
+  /** state.history and tasks.get answer a refused crossing with 404 `not_found`. */
   readonly refusal?: 'not_found';
 }
 

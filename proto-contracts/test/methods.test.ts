@@ -250,6 +250,8 @@ describe('auth classes, per the spec tables', () => {
       'llm.posture': fleet,
       'topology.snapshot': { tenant: 'admin' },
       'state.history': { tenant: 'admin', user: 'admin', session: 'admin', refusal: 'not_found' },
+      // Not in the spec's table: admin impersonation of a tenant (decisions, "tasks.get filters by the full triple").
+      'tasks.get': { tenant: 'admin', refusal: 'not_found' },
     });
   });
 

@@ -1,6 +1,6 @@
 import { ServiceError } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
-import { canFanIn } from './scopes.ts';
+import { canFanIn, isAdmin } from './scopes.ts';
 
 /** Inputs of {@link foldIsolationFilter}: the caller and the principals the request names. */
 export interface IsolationFilterInput {
@@ -98,4 +98,25 @@ export function foldSearchFilter(input: SearchFilterInput): SearchFilter {
     throw new ServiceError('scope_mismatch', `filter.${axis} beyond the caller's own needs admin or console:fleet`);
   }
   return Object.freeze({ tenant_ids: tenants.ids, user_ids: users.ids, session_ids: sessionIds, crossed });
+}
+
+/**
+ * Folding for `filter.tenant_ids` of the XA list reads (`tasks.list`,
+ * `pause.list`). Omitted (or empty), the read projects the caller's own
+ * session and this answers `undefined`. Named, the read fans in across every
+ * user and session of those tenants, which needs `admin` (`console:fleet` is
+ * not consulted): naming another tenant without it is 403 `scope_mismatch`;
+ * naming only one's own (still a fan-in across the tenant's other users) is
+ * 403 `identity_scope_required`. Answers the distinct tenants named.
+ */
+export function foldTenantFanIn(
+  verified: VerifiedIdentity,
+  tenantIds: readonly string[] | undefined,
+): readonly string[] | undefined {
+  const tenants = distinct(tenantIds);
+  if (tenants === undefined || isAdmin(verified.scopes)) return tenants;
+  if (tenants.some((tenant) => tenant !== verified.tenant)) {
+    throw new ServiceError('scope_mismatch', "filter.tenant_ids beyond the caller's tenant needs admin");
+  }
+  throw new ServiceError('identity_scope_required', 'filter.tenant_ids fans in across users and needs admin');
 }

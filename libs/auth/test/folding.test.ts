@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { foldIsolationFilter, foldSearchFilter } from '../src/index.ts';
+import { foldIsolationFilter, foldSearchFilter, foldTenantFanIn } from '../src/index.ts';
 import { ADMIN, FLEET, PLAIN } from './helpers/tokens.ts';
 
 function codeOf(fn: () => unknown): string | undefined {
@@ -141,5 +141,26 @@ describe('foldSearchFilter (search.*)', () => {
       tenant_ids: ['globex', 'initech'],
       user_ids: ['bob'],
     });
+  });
+});
+
+describe('foldTenantFanIn (tasks.list, pause.list)', () => {
+  it('answers undefined, the own session projection, when tenant_ids is omitted or empty', () => {
+    expect(foldTenantFanIn(PLAIN, undefined)).toBeUndefined();
+    expect(foldTenantFanIn(PLAIN, [])).toBeUndefined();
+  });
+
+  it('grants admin the distinct tenants named, its own included', () => {
+    expect(foldTenantFanIn(ADMIN, ['acme', 'globex', 'globex'])).toEqual(['acme', 'globex']);
+  });
+
+  it('refuses another tenant without admin, console:fleet included, with 403 scope_mismatch', () => {
+    for (const verified of [PLAIN, FLEET]) {
+      expect(codeOf(() => foldTenantFanIn(verified, ['globex']))).toBe('scope_mismatch');
+    }
+  });
+
+  it("refuses the caller's own tenant without admin with 403 identity_scope_required", () => {
+    expect(codeOf(() => foldTenantFanIn(PLAIN, ['acme']))).toBe('identity_scope_required');
   });
 });

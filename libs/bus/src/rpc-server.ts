@@ -112,15 +112,39 @@ async function handleInSpan(ctx: EndpointContext, msg: ServiceMsg, span: Span): 
   }
 }
 
+/** True for the client's refusal of a message larger than the server's `max_payload`. */
+function isOversize(error: unknown): boolean {
+  return error instanceof Error && error.message.includes('max_payload');
+}
+
+/**
+ * The answer when the reply itself cannot be sent. A result larger than the
+ * bus carries is `payload_too_large` (413): the caller asked for more than
+ * one reply holds and may ask for less (a smaller `limit`); anything else
+ * (a closed connection) is `internal`.
+ */
+function undeliverable(error: unknown, bytes: number): ServiceError {
+  if (isOversize(error)) {
+    return new ServiceError(
+      'payload_too_large',
+      `the reply (${bytes} bytes) is larger than the bus carries; ask for less, for example a smaller limit`,
+    );
+  }
+  return new ServiceError('internal', 'the reply could not be sent');
+}
+
 function respond(ctx: EndpointContext, msg: ServiceMsg, reply: RpcReply): void {
+  const data = encoder.encode(JSON.stringify(reply));
   try {
-    if (reply.ok) msg.respond(encoder.encode(JSON.stringify(reply)));
-    else msg.respondError(reply.error.status, reply.error.code, encoder.encode(JSON.stringify(reply)));
+    if (reply.ok) msg.respond(data);
+    else msg.respondError(reply.error.status, reply.error.code, data);
   } catch (error) {
-    // Typically a result larger than max_payload; the caller must still get an answer.
-    ctx.logger.error({ err: error, method: ctx.method }, 'rpc reply could not be sent');
-    const fallback = errorReply(new ServiceError('internal', 'the reply could not be sent'));
-    msg.respondError(500, 'internal', encoder.encode(JSON.stringify(fallback)));
+    // The caller must still get an answer, and one that fits.
+    const fallback = undeliverable(error, data.length);
+    const fields = { err: error, method: ctx.method, bytes: data.length, code: fallback.code };
+    if (fallback.code === 'internal') ctx.logger.error(fields, 'rpc reply could not be sent');
+    else ctx.logger.warn(fields, 'rpc reply too large for the bus');
+    msg.respondError(fallback.status, fallback.code, encoder.encode(JSON.stringify(errorReply(fallback))));
   }
 }
 

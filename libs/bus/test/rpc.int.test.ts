@@ -140,10 +140,30 @@ describe('RPC over the services API', () => {
     expect(line?.trace_id).toMatch(/^[0-9a-f]{32}$/);
   });
 
-  it('answers internal when the result is larger than the bus allows', async () => {
+  it('answers payload_too_large (413), not internal, when the result is larger than the bus allows', async () => {
     const client = createRpcClient(await bus('client-12'));
     const error = await client.call('echo', 'echo.huge', IDENTITY, {}).catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: 'internal', message: 'the reply could not be sent' });
+    expect(isServiceError(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'payload_too_large', status: 413, retryable: false });
+    expect((error as Error).message).toMatch(/^the reply \(\d+ bytes\) is larger than the bus carries/);
+    expect(log.lines().find((l) => l.msg === 'rpc reply too large for the bus')).toMatchObject({
+      method: 'echo.huge',
+      code: 'payload_too_large',
+    });
+  });
+
+  it('sends the oversize answer with the services-API error headers of a 413', async () => {
+    const b = await bus('client-13');
+    const h = headers();
+    for (const [k, v] of [
+      ['ars-tenant', 't'],
+      ['ars-user', 'u'],
+      ['ars-session', 's'],
+    ] as const)
+      h.set(k, v);
+    const reply = await b.nc.request(rpcSubject('echo', 'echo.huge'), '{}', { headers: h, timeout: 5_000 });
+    expect(reply.headers?.get('Nats-Service-Error-Code')).toBe('413');
+    expect(reply.json()).toMatchObject({ ok: false, error: { status: 413, code: 'payload_too_large' } });
   });
 
   it('answers invalid_request to a body that is not JSON', async () => {

@@ -5,8 +5,8 @@ import { isPlainObject } from './validate.ts';
 /** Page order on the sort field: `asc` (nulls first) or `desc` (nulls last), as MongoDB sorts. */
 export type PageDirection = 'asc' | 'desc';
 
-/** Options of {@link paginate}. */
-export interface PaginateOptions {
+/** Options of {@link paginate} over items of type `T`. */
+export interface PaginateOptions<T = unknown> {
   /**
    * The field pages are ordered by (dotted paths allowed), `_id` breaking
    * ties. It must hold strings or numbers (ISO 8601 strings for instants)
@@ -18,6 +18,23 @@ export interface PaginateOptions {
   after?: string | undefined;
   /** Page size: a positive integer (the caller bounds it). */
   limit: number;
+  /** Also ends the page by size; absent: `limit` alone ends it. */
+  budget?: PageBudget<T> | undefined;
+}
+
+/**
+ * A size bound on a page, on top of its `limit`: items are taken in page
+ * order while the sum of their `sizeOf` stays within `maxBytes`, and the page
+ * ends before the first item that would take it over, with `next_cursor`
+ * pointing at that item. The first item is always taken, whatever its size,
+ * so that a page never comes back empty while items remain: a caller whose
+ * single item may exceed `maxBytes` shrinks it in `sizeOf`'s view first.
+ */
+export interface PageBudget<T> {
+  /** Most bytes the page's items may add up to. */
+  readonly maxBytes: number;
+  /** The bytes one item adds to the page (for example its JSON in UTF-8, as the reply will carry it). */
+  readonly sizeOf: (item: T) => number;
 }
 
 /** One page and the cursor of the next one (null on the last page). */
@@ -85,18 +102,32 @@ function afterClause(field: string, direction: PageDirection, position: Position
   return { $or: [{ [field]: { $lt: value } }, { [field]: value, _id: { $lt: id } }, { [field]: null }] };
 }
 
-function checkOptions(options: PaginateOptions): void {
+function checkOptions<T>(options: PaginateOptions<T>): void {
   if (typeof options.sortField !== 'string' || options.sortField === '')
     throw new StoreError('sortField must be a field name');
   if (options.direction !== 'asc' && options.direction !== 'desc')
     throw new StoreError('direction must be asc or desc');
   if (!Number.isSafeInteger(options.limit) || options.limit < 1)
     throw new StoreError('limit must be a positive integer');
+  if (options.budget !== undefined && !(options.budget.maxBytes > 0))
+    throw new StoreError('budget.maxBytes must be positive');
+}
+
+/** How many of `items` (at least one, when there is one) fit `budget`. */
+function countWithin<T>(items: readonly T[], budget: PageBudget<T> | undefined): number {
+  if (budget === undefined) return items.length;
+  let total = 0;
+  for (let index = 0; index < items.length; index += 1) {
+    total += budget.sizeOf(items[index]!);
+    if (total > budget.maxBytes) return Math.max(1, index);
+  }
+  return items.length;
 }
 
 /**
  * Keyset pagination: documents matching `filter`, ordered by
- * `sortField` then `_id`, `limit` at a time. The cursor is base64url JSON of
+ * `sortField` then `_id`, `limit` at a time (and fewer when a `budget` ends
+ * the page first). The cursor is base64url JSON of
  * the order, the last sort value and the last `_id`, so pages neither skip
  * nor repeat documents while others are inserted or deleted. Cursors are not
  * signed: the filter still applies, so a forged one reveals nothing more.
@@ -106,7 +137,7 @@ function checkOptions(options: PaginateOptions): void {
 export async function paginate<T extends StoreDocument>(
   collection: Collection<T>,
   filter: Filter<T>,
-  options: PaginateOptions,
+  options: PaginateOptions<T>,
 ): Promise<Page<T>> {
   checkOptions(options);
   const { sortField: field, direction } = options;
@@ -116,9 +147,9 @@ export async function paginate<T extends StoreDocument>(
   const order = direction === 'asc' ? 1 : -1;
   const sort: Sort = field === '_id' ? { _id: order } : { [field]: order, _id: order };
   const found = await collection.find(query, { sort, limit: options.limit + 1 });
-  const items = found.slice(0, options.limit);
+  const items = found.slice(0, countWithin(found.slice(0, options.limit), options.budget));
   const last = items.at(-1);
-  if (found.length <= options.limit || last === undefined) return { items, next_cursor: null };
+  if (found.length <= items.length || last === undefined) return { items, next_cursor: null };
   const value = valueAt(last as unknown as Record<string, unknown>, field) ?? null;
   if (!isCursorValue(value)) throw new StoreError(`sort field ${field} holds a value a cursor cannot carry`);
   return { items, next_cursor: encodeCursor({ f: field, d: direction, v: value, i: last._id }) };

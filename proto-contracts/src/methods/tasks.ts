@@ -16,7 +16,12 @@ import {
 } from '../schemas/task.ts';
 import { onBoth } from './routing.ts';
 
-/** tasks.get: one task by id; another tenant's id is `not_found`. */
+/**
+ * tasks.get: one task by id, of the caller's own (tenant, user, session);
+ * another tenant's id is `not_found`. An admin reads another tenant's task
+ * only by naming that tenant in `identity.tenant` (admin impersonation,
+ * audited at the edge); anyone else naming another tenant gets `not_found`.
+ */
 export const TaskGetRequest = requestOf({ task_id: Id.describe('the task (run) id') });
 export type TaskGetRequest = z.infer<typeof TaskGetRequest>;
 
@@ -69,6 +74,7 @@ export const TASK_METHODS: readonly MethodDef[] = [
     ...onBoth('tasks.get'),
     service: 'run-executor',
     auth: ['R'],
+    crossing: { tenant: 'admin', refusal: 'not_found' },
     requestName: 'TaskGetRequest',
     responseName: 'TaskDetail',
     request: TaskGetRequest,

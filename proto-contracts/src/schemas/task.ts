@@ -60,6 +60,13 @@ export const Task = record({
   ended_at: Timestamp.optional().describe('set when the task reaches a terminal status'),
   error_code: z.string().optional().describe('the ErrorCode of task.failed'),
   error_message: z.string().optional(),
+  abbreviated: z
+    .array(z.enum(['query', 'goal']))
+    .optional()
+    .describe(
+      'members this reply shortened to their first 4096 characters because the row would not fit one reply ' +
+        '(rows stored before the query bound); absent when every member is whole',
+    ),
 });
 export type Task = z.infer<typeof Task>;
 

@@ -39,6 +39,8 @@ const SURFACES: ReadonlyArray<readonly [string, Record<string, string>, string[]
   ['llm.posture', { tenant: 't2' }, [ADMIN, FLEET], [NONE], 403, 'scope_mismatch'],
   ['topology.snapshot', { tenant: 't2' }, [ADMIN], [FLEET, NONE], 403, 'scope_mismatch'],
   ['state.history', { tenant: 't2', user: 'u2', session: 's2' }, [ADMIN], [FLEET, NONE], 404, 'not_found'],
+  // Admin impersonation of a tenant (decisions, "tasks.get filters by the full triple").
+  ['tasks.get', { tenant: 't2' }, [ADMIN], [FLEET, NONE], 404, 'not_found'],
 ];
 
 describe('cross-tenant surfaces', () => {
@@ -106,6 +108,95 @@ describe('cross-tenant surfaces', () => {
     expect(response.statusCode).toBe(200);
     expect(h.rpc.calls).toHaveLength(1);
   });
+});
+
+describe('cross-tenant surfaces: tasks.get impersonation', () => {
+  it("forwards an admin's tasks.get naming another tenant with the reconciled identity", async () => {
+    const response = await call('tasks.get', { tenant: 't2' }, ADMIN);
+    expect(response.statusCode).toBe(200);
+    expect(h.rpc.last).toMatchObject({
+      method: 'tasks.get',
+      identity: { tenant: 't1', user: 'u1', session: 's1', scopes: ADMIN },
+      body: { identity: { tenant: 't2', user: 'u1', session: 's1' } },
+    });
+    expect(audits().map((event) => event.payload.Reason)).toEqual(['tenant crossed under admin']);
+  });
+
+  it('refuses tasks.get naming another user or session, admin or not, as 401 identity_required', async () => {
+    const identities: Record<string, string>[] = [{ user: 'u2' }, { session: 's2' }, { tenant: 't2', user: 'u2' }];
+    for (const scopes of [ADMIN, NONE]) {
+      for (const identity of identities) {
+        const response = await call('tasks.get', identity, scopes);
+        expect(response.statusCode).toBe(401);
+        expect(response.json()).toMatchObject({ code: 'identity_required' });
+      }
+    }
+    expect(h.rpc.calls).toHaveLength(0);
+    expect(audits()).toHaveLength(0);
+  });
+
+  it("publishes no audit event for an admin's tasks.get in its own tenant", async () => {
+    const response = await call('tasks.get', { tenant: 't1' }, ADMIN);
+    expect(response.statusCode).toBe(200);
+    expect(audits()).toHaveLength(0);
+  });
+});
+
+describe('cross-tenant surfaces: XA list fan-in', () => {
+  for (const name of ['tasks.list', 'pause.list']) {
+    it(`lets an admin's ${name} fan in to another tenant and audits it`, async () => {
+      const response = await call(name, {}, ADMIN, { filter: { tenant_ids: ['t2'] } });
+      expect(response.statusCode).toBe(200);
+      expect(h.rpc.last?.body).toMatchObject({ filter: { tenant_ids: ['t2'] } });
+      expect(audits()).toHaveLength(1);
+      expect(audits()[0]?.payload).toEqual({
+        Actor: { tenant: 't1', user: 'u1', session: 's1' },
+        Requester: { tenant: 't1', user: 'u1', session: 's1' },
+        Impersonating: { tenant: 't2', user: '*', session: '*' },
+        Reason: 'filter.tenant_ids crossed under admin',
+        Method: name,
+      });
+      expect(audits()[0]?.identity).toMatchObject({ tenant: 't1', user: 'u1', session: 's1' });
+    });
+
+    it(`audits an admin's ${name} over its own tenant and another once, naming both`, async () => {
+      await call(name, {}, ADMIN, { filter: { tenant_ids: ['t1', 't2', 't2'] } });
+      expect(audits().map((event) => event.payload.Impersonating)).toEqual([
+        { tenant: 't1,t2', user: '*', session: '*' },
+      ]);
+    });
+
+    it(`audits an admin's ${name} over its own tenant only: a fan-in across its users`, async () => {
+      await call(name, {}, ADMIN, { filter: { tenant_ids: ['t1'] } });
+      expect(audits()).toHaveLength(1);
+    });
+
+    for (const [label, scopes] of [
+      ['no claim', NONE],
+      ['console:fleet', FLEET],
+    ] as const) {
+      it(`refuses ${name} naming another tenant with ${label} as 403 scope_mismatch, unaudited`, async () => {
+        const response = await call(name, {}, scopes, { filter: { tenant_ids: ['t2'] } });
+        expect(response.statusCode).toBe(403);
+        expect(response.json()).toMatchObject({ code: 'scope_mismatch' });
+        expect(h.rpc.calls).toHaveLength(0);
+        expect(audits()).toHaveLength(0);
+      });
+    }
+
+    it(`refuses ${name} naming only the caller's tenant without admin as 403 identity_scope_required`, async () => {
+      const response = await call(name, {}, FLEET, { filter: { tenant_ids: ['t1'] } });
+      expect(response.statusCode).toBe(403);
+      expect(response.json()).toMatchObject({ code: 'identity_scope_required' });
+      expect(h.rpc.calls).toHaveLength(0);
+    });
+
+    it(`publishes no audit event for ${name} of the caller's own session`, async () => {
+      const response = await call(name, {}, ADMIN);
+      expect(response.statusCode).toBe(200);
+      expect(audits()).toHaveLength(0);
+    });
+  }
 });
 
 describe('cross-tenant surfaces: search filters', () => {

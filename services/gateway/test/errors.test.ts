@@ -198,6 +198,8 @@ describe('errors: answers of the owning service', () => {
     ['invalid_request', 400],
     ['presign_unsupported', 501],
     ['rate_limited', 429],
+    // An owner's reply too large for the bus (see libs/bus rpc-server).
+    ['payload_too_large', 413],
   ] as const)('passes %s through with status %i', async (code, status) => {
     h.rpc.respond = async () => {
       throw new ServiceError(code, `owner says ${code}`);

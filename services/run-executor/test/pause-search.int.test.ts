@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VerifiedIdentity } from '@ars/contracts';
 import { outcomeOf } from '@ars/service-kit/testing';
+import { ABBREVIATED_CHARS, replyBudgetBytes } from '../src/domain/reply-size.ts';
 import type { TaskRecord } from '../src/domain/task.ts';
 import { newCaller, startHarness } from './helpers/harness.ts';
 import type { Harness } from './helpers/harness.ts';
@@ -163,6 +164,38 @@ describe('pause.list and search.tasks', () => {
       const second = await search(caller, { limit: 2, cursor: first.next_cursor });
       expect([...first.items, ...second.items].map((i) => i.id)).toEqual(ids.reverse());
       expect(second.next_cursor).toBeUndefined();
+    });
+
+    it('ends pages by size: 50 tasks of 12,000-character queries are all found, none repeated', async () => {
+      const caller = newCaller();
+      const ids: string[] = [];
+      for (let i = 0; i < 50; i += 1) {
+        const created = new Date(Date.UTC(2030, 1, 1, 0, i)).toISOString();
+        ids.push((await seed(caller, { query: `needle ${'q'.repeat(12_000)}`, created_at: created })).task_id);
+      }
+      const budget = replyBudgetBytes(h.bus.nc.info?.max_payload);
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await search(caller, { query: 'needle', ...(cursor === undefined ? {} : { cursor }) });
+        pages += 1;
+        expect(Buffer.byteLength(JSON.stringify(page))).toBeLessThanOrEqual(budget + 1024);
+        seen.push(...page.items.map((hit) => hit.id as string));
+        cursor = page.next_cursor;
+      } while (cursor !== undefined && pages < 50);
+      expect(pages).toBeGreaterThan(1);
+      expect(seen).toEqual(ids.reverse());
+    });
+
+    it('finds a task whose query alone is larger than a reply, its record abbreviated', async () => {
+      const caller = newCaller();
+      const huge = await seed(caller, { query: `needle ${'h'.repeat(900_000)}` });
+      const result = await search(caller, { query: 'needle' });
+      expect(result.items).toHaveLength(1);
+      const record = result.items[0]!.record as { task_id: string; query: string; abbreviated?: string[] };
+      expect(record).toMatchObject({ task_id: huge.task_id, abbreviated: ['query', 'goal'] });
+      expect(record.query).toHaveLength(ABBREVIATED_CHARS);
     });
   });
 });

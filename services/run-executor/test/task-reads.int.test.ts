@@ -1,10 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getMethod } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
+import { createEventPublisher, createRpcClient } from '@ars/bus';
+import type { EventPublisher, RpcHandler } from '@ars/bus';
 import { outcomeOf, storedEvents } from '@ars/service-kit/testing';
+import { createLogger } from '@ars/telemetry';
 import type { TaskRecord } from '../src/domain/task.ts';
+import type { ApiDeps } from '../src/handlers/index.ts';
+import { createPauseListHandler } from '../src/handlers/pause-list.handler.ts';
+import { createTaskReadHandlers } from '../src/handlers/tasks-read.handler.ts';
+import type { TaskRepository } from '../src/store/task.repository.ts';
+import { ABBREVIATED_CHARS, replyBudgetBytes } from '../src/domain/reply-size.ts';
 import { newCaller, startHarness } from './helpers/harness.ts';
 import type { Harness } from './helpers/harness.ts';
-import { seedTask } from './helpers/seed.ts';
+import { pauseRecord, seedTask } from './helpers/seed.ts';
 
 interface TaskView {
   task_id: string;
@@ -106,12 +115,49 @@ describe('tasks.get and tasks.list', () => {
       ).rejects.toMatchObject({ code: 'not_found' });
     });
 
-    it('lets an admin read a task of any tenant', async () => {
+    it("answers an admin not_found for another tenant's task unless it names that tenant", async () => {
       const owner = newCaller();
       const task = await seed(owner);
+      const admin = newCaller({ scopes: ['admin'] });
+      await expect(h.call('tasks.get', { task_id: task.task_id }, admin)).rejects.toMatchObject({
+        code: 'not_found',
+      });
+      // Admin impersonation: the body names the tenant (the gateway reconciles and audits it).
       await expect(
-        h.call('tasks.get', { task_id: task.task_id }, newCaller({ scopes: ['admin'] })),
-      ).resolves.toBeDefined();
+        h.call('tasks.get', { identity: { tenant: owner.tenant }, task_id: task.task_id }, admin),
+      ).resolves.toMatchObject({ task: { task_id: task.task_id, tenant: owner.tenant, user: owner.user } });
+    });
+
+    it('answers an admin naming one tenant not_found for a task of a third tenant', async () => {
+      const task = await seed(newCaller());
+      const admin = newCaller({ scopes: ['admin'] });
+      await expect(
+        h.call('tasks.get', { identity: { tenant: newCaller().tenant }, task_id: task.task_id }, admin),
+      ).rejects.toMatchObject({ code: 'not_found' });
+    });
+
+    it('reads by the full triple for an admin within its own tenant', async () => {
+      const owner = newCaller();
+      const task = await seed(owner);
+      const admin = { ...owner, user: 'root', scopes: ['admin'] };
+      await expect(h.call('tasks.get', { task_id: task.task_id }, admin)).rejects.toMatchObject({
+        code: 'not_found',
+      });
+      await expect(
+        h.call('tasks.get', { identity: { tenant: owner.tenant }, task_id: task.task_id }, admin),
+      ).rejects.toMatchObject({ code: 'not_found' });
+      const own = await seed(admin);
+      await expect(h.call('tasks.get', { task_id: own.task_id }, admin)).resolves.toBeDefined();
+    });
+
+    it("answers not_found to a caller without admin naming the task's tenant, console:fleet included", async () => {
+      const owner = newCaller();
+      const task = await seed(owner);
+      for (const scopes of [[], ['console:fleet']]) {
+        await expect(
+          h.call('tasks.get', { identity: { tenant: owner.tenant }, task_id: task.task_id }, newCaller({ scopes })),
+        ).rejects.toMatchObject({ code: 'not_found' });
+      }
     });
   });
 
@@ -226,6 +272,61 @@ describe('tasks.get and tasks.list', () => {
     });
   });
 
+  describe('reply size', () => {
+    const budget = () => replyBudgetBytes(h.bus.nc.info?.max_payload);
+    const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
+
+    it('ends tasks.list pages by size: 50 tasks of 12,000-character queries list whole, none skipped or repeated', async () => {
+      const caller = newCaller();
+      const ids: string[] = [];
+      for (let i = 0; i < 50; i += 1) {
+        const created = new Date(Date.UTC(2030, 0, 1, 0, i)).toISOString();
+        ids.push((await seed(caller, { query: `${i} ${'q'.repeat(12_000)}`, created_at: created })).task_id);
+      }
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await list(caller, cursor === undefined ? {} : { cursor });
+        pages += 1;
+        expect(bytes(page)).toBeLessThanOrEqual(budget() + 1024);
+        expect(page.items.filter((t) => 'abbreviated' in t || t.query.length < 12_000)).toEqual([]);
+        expect(page.counts.pending).toBe(50);
+        seen.push(...page.items.map((t) => t.task_id));
+        cursor = page.next_cursor;
+      } while (cursor !== undefined && pages < 50);
+      expect(pages).toBeGreaterThan(1);
+      expect(seen).toEqual(ids.reverse());
+    });
+
+    it('abbreviates, in tasks.list and tasks.get, a task whose query alone is larger than a reply', async () => {
+      const caller = newCaller();
+      const huge = await seed(caller, { query: 'h'.repeat(900_000), created_at: '2030-01-02T00:00:00.000Z' });
+      const small = await seed(caller, { query: 'small', created_at: '2030-01-01T00:00:00.000Z' });
+      const abbreviated = {
+        task_id: huge.task_id,
+        query: 'h'.repeat(ABBREVIATED_CHARS),
+        goal: 'h'.repeat(ABBREVIATED_CHARS),
+        abbreviated: ['query', 'goal'],
+      };
+      const seen: TaskView[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await list(caller, cursor === undefined ? {} : { cursor });
+        seen.push(...page.items);
+        cursor = page.next_cursor;
+      } while (cursor !== undefined);
+      expect(seen).toMatchObject([abbreviated, { task_id: small.task_id, query: 'small' }]);
+      expect(seen[1]).not.toHaveProperty('abbreviated');
+      await expect(h.call('tasks.get', { task_id: huge.task_id }, caller)).resolves.toMatchObject({
+        task: abbreviated,
+      });
+      await expect(h.call('tasks.get', { task_id: small.task_id }, caller)).resolves.not.toHaveProperty(
+        'task.abbreviated',
+      );
+    });
+  });
+
   describe('snapshot sequence', () => {
     it('is the stream position before the read: resuming after it misses nothing and repeats nothing', async () => {
       const caller = newCaller();
@@ -236,6 +337,105 @@ describe('tasks.get and tasks.list', () => {
       const second = await h.start(caller);
       const after = await storedEvents(h.bus, { tenant: caller.tenant }, page.sequence);
       expect(after.map((f) => f.run)).toEqual([second.task_id]);
+    });
+
+    /**
+     * The read handlers over a repository that, once, right after its store
+     * read, lets `write` change the store and publish the change's event:
+     * a write landing between the sequence read and the store read when the
+     * sequence is read first, before the sequence read if the order were swapped.
+     */
+    function readsWithWriteAfterStoreRead(write: () => Promise<void>) {
+      let pending: (() => Promise<void>) | undefined = write;
+      const afterRead = async <T>(read: Promise<T>): Promise<T> => {
+        const result = await read;
+        const next = pending;
+        pending = undefined;
+        await next?.();
+        return result;
+      };
+      const tasks: TaskRepository = {
+        ...h.tasks,
+        getTask: (taskId) => afterRead(h.tasks.getTask(taskId)),
+        listTasks: (filter, page) => afterRead(h.tasks.listTasks(filter, page)),
+        listOpenPauses: (filter, page) => afterRead(h.tasks.listOpenPauses(filter, page)),
+      };
+      const logger = createLogger({ name: 'reads', level: 'silent' });
+      const deps: ApiDeps = {
+        tasks,
+        bus: h.bus,
+        rpc: createRpcClient(h.bus),
+        publisher: publisher(),
+        logger,
+        settings: { defaultAgentId: 'default', controlReplyTimeoutMs: 300, dependencyTimeoutMs: 1_000 },
+      };
+      const handlers: Record<string, RpcHandler> = {
+        ...createTaskReadHandlers(deps),
+        'pause.list': createPauseListHandler(deps),
+      };
+      return async <T>(method: string, caller: VerifiedIdentity, body: Record<string, unknown> = {}): Promise<T> => {
+        const request = getMethod(method)!.request.parse({ identity: {}, ...body });
+        return (await handlers[method]!({ method, identity: caller, body: request })) as T;
+      };
+    }
+
+    let eventPublisher: EventPublisher | undefined;
+    const publisher = () =>
+      (eventPublisher ??= createEventPublisher(h.bus, {
+        source: 'test',
+        logger: createLogger({ name: 'publisher', level: 'silent' }),
+      }));
+
+    it('tasks.list: a task started between the two reads is replayed after the sequence, never lost', async () => {
+      const caller = newCaller();
+      const first = await h.start(caller);
+      let late: string | undefined;
+      const read = readsWithWriteAfterStoreRead(async () => {
+        late = (await h.start(caller)).task_id;
+      });
+      const page = await read<ListPage>('tasks.list', caller);
+      const listed = page.items.map((t) => t.task_id);
+      expect(listed).toEqual([first.task_id]);
+      // Every spawn the sequence covers is in the snapshot; the late one comes after it.
+      const spawns = await storedEvents(h.bus, { tenant: caller.tenant, type: 'task.spawned' });
+      expect(spawns.filter((f) => f.sequence <= page.sequence).map((f) => f.run)).toEqual([first.task_id]);
+      const replayed = await storedEvents(h.bus, { tenant: caller.tenant }, page.sequence);
+      expect(replayed.map((f) => f.run)).toContain(late);
+    });
+
+    it('tasks.get: a status change between the two reads is replayed after the sequence, never lost', async () => {
+      const caller = newCaller();
+      const task = await seed(caller);
+      const read = readsWithWriteAfterStoreRead(async () => {
+        const prior = await h.tasks.markRunning(task.task_id);
+        await publisher().publish({
+          type: 'task.started',
+          identity: { ...caller, run: task.task_id },
+          payload: { TaskID: task.task_id, PriorState: prior },
+        });
+      });
+      const detail = await read<{ task: TaskView; sequence: number }>('tasks.get', caller, { task_id: task.task_id });
+      expect(detail.task.status).toBe('pending');
+      const [started] = await storedEvents(h.bus, { tenant: caller.tenant, type: 'task.started' });
+      expect(started!.sequence).toBeGreaterThan(detail.sequence);
+    });
+
+    it('pause.list: a pause recorded between the two reads is replayed after the sequence, never lost', async () => {
+      const caller = newCaller();
+      const task = await seed(caller);
+      const parked = pauseRecord(caller, task.task_id);
+      const read = readsWithWriteAfterStoreRead(async () => {
+        await h.insertPause(parked);
+        await publisher().publish({
+          type: 'pause.requested',
+          identity: { ...caller, run: task.task_id },
+          payload: { Token: parked.token, Reason: parked.reason },
+        });
+      });
+      const page = await read<{ items: unknown[]; sequence: number }>('pause.list', caller);
+      expect(page.items).toEqual([]);
+      const [requested] = await storedEvents(h.bus, { tenant: caller.tenant, type: 'pause.requested' });
+      expect(requested!.sequence).toBeGreaterThan(page.sequence);
     });
 
     it('is carried by tasks.get and pause.list too', async () => {

@@ -138,6 +138,56 @@ export function paginationContract(context: ContractContext): void {
     }
   });
 
+  it('ends a page by budget before the item that would exceed it, and resumes there', async () => {
+    await events().insertMany(fixture());
+    // Sizes 1..5 by rank: the walk's pages must each stay within 6 bytes, or hold one item.
+    const budget = { maxBytes: 6, sizeOf: (event: Event) => event.rank + 1 };
+    const ids: string[] = [];
+    let after: string | undefined;
+    do {
+      const page = await paginate(
+        events(),
+        { tenant: 't1' },
+        { sortField: 'at', direction: 'asc', limit: 4, after, budget },
+      );
+      const bytes = page.items.reduce((sum, event) => sum + budget.sizeOf(event), 0);
+      expect(page.items.length === 1 || bytes <= budget.maxBytes).toBe(true);
+      expect(page.items.length).toBeGreaterThan(0);
+      ids.push(...page.items.map((event) => event._id));
+      after = page.next_cursor ?? undefined;
+    } while (after !== undefined);
+    expect(ids).toEqual(expectedOrder(tenantEvents(), 'at', 'asc'));
+  });
+
+  it('takes the first item of a page even when it alone exceeds the budget', async () => {
+    await events().insertMany(fixture().slice(0, 3));
+    const budget = { maxBytes: 1, sizeOf: () => 10 };
+    const first = await paginate(events(), {}, { sortField: '_id', direction: 'asc', limit: 50, budget });
+    expect(first.items.map((event) => event._id)).toEqual(['e00']);
+    const second = await paginate(
+      events(),
+      {},
+      {
+        sortField: '_id',
+        direction: 'asc',
+        limit: 50,
+        budget,
+        after: first.next_cursor ?? '',
+      },
+    );
+    expect(second.items.map((event) => event._id)).toEqual(['e01']);
+  });
+
+  it('refuses a budget of no bytes', async () => {
+    for (const maxBytes of [0, -1, Number.NaN]) {
+      const budget = { maxBytes, sizeOf: () => 1 };
+      const error = await paginate(events(), {}, { sortField: 'at', direction: 'asc', limit: 3, budget }).catch(
+        (e: unknown) => e,
+      );
+      expect(isStoreError(error)).toBe(true);
+    }
+  });
+
   it('refuses a limit that is not a positive integer', async () => {
     for (const limit of [0, -1, 1.5, Number.NaN]) {
       const error = await paginate(events(), {}, { sortField: 'at', direction: 'asc', limit }).catch((e: unknown) => e);

@@ -105,3 +105,27 @@ export async function publishSearchCrossing(
     reason: `${filter.axes.map((axis) => `filter.${axis}`).join(', ')} crossed under ${grantingClaim(input.verified)}`,
   });
 }
+
+/**
+ * One event for a tenant fan-in of an XA list read (`filter.tenant_ids` of
+ * `tasks.list`, `pause.list`): every user and session of the tenants named,
+ * so Impersonating is the tenants comma-joined with user and session `*`.
+ */
+export async function publishListFanIn(
+  events: EventSink,
+  log: AuditLog,
+  input: {
+    readonly method: Pick<MethodDef, 'name'>;
+    readonly verified: VerifiedIdentity;
+    readonly run: string | undefined;
+    readonly tenants: readonly string[];
+  },
+): Promise<void> {
+  await publish(events, log, {
+    method: input.method,
+    verified: input.verified,
+    run: input.run,
+    impersonating: { tenant: input.tenants.join(','), user: '*', session: '*' },
+    reason: `filter.tenant_ids crossed under ${grantingClaim(input.verified)}`,
+  });
+}

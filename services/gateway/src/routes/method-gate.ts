@@ -1,9 +1,10 @@
 import { canFanIn, reconcileBodyIdentity } from '@ars/auth';
 import type { ReconciledIdentity } from '@ars/auth';
 import type { IdentityScope, MethodDef, VerifiedIdentity } from '@ars/contracts';
-import { publishCrossings, publishSearchCrossing } from '../http/audit.ts';
+import { publishCrossings, publishListFanIn, publishSearchCrossing } from '../http/audit.ts';
 import { authorizeMethod } from '../http/authorize.ts';
 import { enforceBodyDepth, enforcePayloadBounds, validateRequest } from '../http/request-body.ts';
+import { checkListFanIn } from '../http/list-fan-in.ts';
 import { checkSearchFilter } from '../http/search-filter.ts';
 import type { EventSink } from '../ports.ts';
 
@@ -16,7 +17,8 @@ interface GateLog {
  * The checks of a request body after authentication, in order: control
  * payload bounds (422), nesting depth (400), request schema (400, bodies of GET methods are not
  * validated), body identity reconciliation (401/403/404), method claims
- * (403), search filter folding (403), then the audit of granted crossings.
+ * (403), search filter folding and the tenant fan-in of XA list reads
+ * (403), then the audit of granted crossings.
  * Answers the reconciled identity.
  */
 export async function gateBody(
@@ -36,6 +38,7 @@ export async function gateBody(
   });
   authorizeMethod(method, verified);
   const searchCrossing = checkSearchFilter(method, verified, body);
+  const fanIn = checkListFanIn(method, verified, body);
   if (crossed.length > 0) {
     await publishCrossings(events, log, { method, verified, target: identity, crossed });
   }
@@ -46,6 +49,9 @@ export async function gateBody(
   }
   if (searchCrossing !== undefined) {
     await publishSearchCrossing(events, log, { method, verified, run: identity.run, filter: searchCrossing });
+  }
+  if (fanIn !== undefined) {
+    await publishListFanIn(events, log, { method, verified, run: identity.run, tenants: fanIn });
   }
   return identity;
 }

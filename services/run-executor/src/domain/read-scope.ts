@@ -1,6 +1,6 @@
-import { ServiceError, TASK_STATUSES } from '@ars/contracts';
+import { TASK_STATUSES } from '@ars/contracts';
 import type { SearchFilter, StatusCounts, TaskListFilter, TaskStatus, VerifiedIdentity } from '@ars/contracts';
-import { foldSearchFilter, isAdmin } from '@ars/auth';
+import { foldSearchFilter, foldTenantFanIn } from '@ars/auth';
 
 /**
  * Which tasks (or pauses) a read may see, before its own filters:
@@ -29,15 +29,9 @@ export type ReadScope =
  * widen to the tenant's other users) is 403 `identity_scope_required`.
  */
 export function listScope(caller: VerifiedIdentity, tenantIds: readonly string[] | undefined): ReadScope {
-  if (tenantIds === undefined) {
+  const tenants = foldTenantFanIn(caller, tenantIds);
+  if (tenants === undefined) {
     return { kind: 'triple', tenant: caller.tenant, user: caller.user, session: caller.session };
-  }
-  const tenants = [...new Set(tenantIds)];
-  if (!isAdmin(caller.scopes)) {
-    if (tenants.some((t) => t !== caller.tenant)) {
-      throw new ServiceError('scope_mismatch', "filter.tenant_ids beyond the caller's tenant needs admin");
-    }
-    throw new ServiceError('identity_scope_required', 'filter.tenant_ids fans in across users and needs admin');
   }
   return { kind: 'tenants', tenants };
 }

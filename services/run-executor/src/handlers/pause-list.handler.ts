@@ -7,6 +7,7 @@ import { toPausedRunView } from '../domain/pause.ts';
 import { listScope, scopeFilter } from '../domain/read-scope.ts';
 import type { ApiDeps } from './deps.ts';
 import { reconcile } from './identity.ts';
+import { pageViews, readBudget } from './reply-budget.ts';
 import { readSnapshotSequence } from './snapshot-sequence.ts';
 import { withCursor } from './tasks-read.handler.ts';
 
@@ -16,6 +17,7 @@ import { withCursor } from './tasks-read.handler.ts';
  * (tenant, user, session), narrowed by `filter.task_id`; an admin fans in
  * with `filter.tenant_ids`. Resuming is only done through
  * resume/approve/reject. Carries `sequence` (see `readSnapshotSequence`).
+ * Pages end by size too, as those of `tasks.list` do.
  */
 export function createPauseListHandler(deps: ApiDeps): RpcHandler {
   return async ({ method, identity, body }): Promise<PauseListResponse> => {
@@ -27,12 +29,18 @@ export function createPauseListHandler(deps: ApiDeps): RpcHandler {
       ...scopeFilter(scope),
       ...(taskId === undefined ? {} : { task_id: taskId }),
     } as Filter<PauseRecord>;
+    const maxBytes = readBudget(deps);
+    const views = pageViews(toPausedRunView);
     const sequence = await readSnapshotSequence(deps.bus);
     const page = await withCursor(() =>
-      deps.tasks.listOpenPauses(filter, { limit: request.limit, cursor: request.cursor }),
+      deps.tasks.listOpenPauses(filter, {
+        limit: request.limit,
+        cursor: request.cursor,
+        budget: views.budget(maxBytes),
+      }),
     );
     return {
-      items: page.items.map(toPausedRunView),
+      items: page.items.map(views.view),
       ...(page.next_cursor === null ? {} : { next_cursor: page.next_cursor }),
       sequence,
       protocol_version: PROTOCOL_VERSION,

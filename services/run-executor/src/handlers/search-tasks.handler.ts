@@ -3,13 +3,17 @@ import type { SearchHit, SearchRequest, SearchResponse } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import type { Filter } from '@ars/store';
 import { searchScope, taskFilter } from '../domain/read-scope.ts';
+import { fitTask } from '../domain/reply-size.ts';
 import { toTaskView } from '../domain/task.ts';
 import type { TaskRecord } from '../domain/task.ts';
 import type { ApiDeps } from './deps.ts';
 import { reconcile } from './identity.ts';
+import { pageViews, readBudget } from './reply-budget.ts';
 import { withCursor } from './tasks-read.handler.ts';
 
 const SNIPPET_CHARS = 160;
+/** Most bytes a hit's title and snippet take in JSON (2 × 160 UTF-16 units, 6 bytes each when escaped). */
+const HIT_TEXT_BYTES = 2 * SNIPPET_CHARS * 6;
 
 /** The matching text around the first match, or the head of the query. */
 function snippet(task: TaskRecord, query: string | undefined): string {
@@ -24,7 +28,7 @@ function snippet(task: TaskRecord, query: string | undefined): string {
   return task.query.slice(0, SNIPPET_CHARS);
 }
 
-function hit(task: TaskRecord, query: string | undefined): SearchHit {
+function hit(task: TaskRecord, query: string | undefined, maxBytes: number): SearchHit {
   return {
     kind: 'task',
     id: task.task_id,
@@ -34,7 +38,7 @@ function hit(task: TaskRecord, query: string | undefined): SearchHit {
     title: task.query.slice(0, SNIPPET_CHARS),
     snippet: snippet(task, query),
     occurred_at: task.created_at,
-    record: toTaskView(task),
+    record: fitTask(toTaskView(task), maxBytes),
   };
 }
 
@@ -45,7 +49,8 @@ function hit(task: TaskRecord, query: string | undefined): SearchHit {
  * the caller's own, `filter.session_ids` omitted spans every session of
  * theirs; naming others needs admin or console:fleet (403 `scope_mismatch`).
  * `filter.status`, `since` and `until` narrow; the other filter members
- * belong to other search methods and are ignored.
+ * belong to other search methods and are ignored. Pages end by size too, as
+ * those of `tasks.list` do: no page is too large for the bus.
  */
 export function createSearchTasksHandler(deps: ApiDeps): RpcHandler {
   return async ({ method, identity, body }): Promise<SearchResponse> => {
@@ -58,9 +63,14 @@ export function createSearchTasksHandler(deps: ApiDeps): RpcHandler {
       until: request.filter?.until,
       text: request.query,
     }) as Filter<TaskRecord>;
-    const page = await withCursor(() => deps.tasks.listTasks(filter, { limit: request.limit, cursor: request.cursor }));
+    const maxBytes = readBudget(deps);
+    // The budget leaves room for a hit's title and snippet beside its record.
+    const views = pageViews((task: TaskRecord) => hit(task, request.query, maxBytes - HIT_TEXT_BYTES));
+    const page = await withCursor(() =>
+      deps.tasks.listTasks(filter, { limit: request.limit, cursor: request.cursor, budget: views.budget(maxBytes) }),
+    );
     return {
-      items: page.items.map((task) => hit(task, request.query)),
+      items: page.items.map(views.view),
       ...(page.next_cursor === null ? {} : { next_cursor: page.next_cursor }),
       protocol_version: PROTOCOL_VERSION,
     };

@@ -8,15 +8,18 @@ import type {
   VerifiedIdentity,
 } from '@ars/contracts';
 import { isAdmin } from '@ars/auth';
+import type { ReconciledIdentity } from '@ars/auth';
 import type { RpcHandler } from '@ars/bus';
 import { isInvalidCursorError } from '@ars/store';
 import type { Filter } from '@ars/store';
 import { costRollup, costTotal } from '../domain/cost.ts';
 import { listFilterInput, listScope, statusCounts, taskFilter } from '../domain/read-scope.ts';
+import { abbreviateTask, fitTask, jsonBytes } from '../domain/reply-size.ts';
 import { toTaskView } from '../domain/task.ts';
 import type { TaskRecord } from '../domain/task.ts';
 import type { ApiDeps } from './deps.ts';
 import { reconcile } from './identity.ts';
+import { pageViews, readBudget } from './reply-budget.ts';
 import { readSnapshotSequence } from './snapshot-sequence.ts';
 
 /** Maps a cursor the store refuses to `invalid_request`. */
@@ -30,16 +33,19 @@ export async function withCursor<T>(read: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Who may read a task by id: the caller whose verified (tenant, user,
+ * Who may read a task by id. The caller whose verified (tenant, user,
  * session) is the task's (Authentication, two-part model rule 5: every
  * storage read filters by the full triple; send `X-Service-Session` to read
- * another conversation's turns), or an admin. Anyone else, and a missing id,
- * get the same `not_found`.
+ * another conversation's turns), admins included. Beyond that only an admin
+ * impersonating another tenant (`identity.tenant` naming it: reconciled, and
+ * audited by the gateway) reads that tenant's tasks, of every user and
+ * session. Anyone else, and a missing id, get the same `not_found`; an admin
+ * who does not name the task's tenant too.
  */
-function visible(caller: VerifiedIdentity, task: TaskRecord | null): task is TaskRecord {
+function visible(caller: VerifiedIdentity, target: ReconciledIdentity, task: TaskRecord | null): task is TaskRecord {
   if (task === null) return false;
-  if (isAdmin(caller.scopes)) return true;
-  return task.tenant === caller.tenant && task.user === caller.user && task.session === caller.session;
+  if (task.tenant === caller.tenant && task.user === caller.user && task.session === caller.session) return true;
+  return isAdmin(caller.scopes) && target.tenant !== caller.tenant && task.tenant === target.tenant;
 }
 
 /**
@@ -50,15 +56,17 @@ function visible(caller: VerifiedIdentity, task: TaskRecord | null): task is Tas
  * from_sequence}` (`from_sequence` is the sequence of its `task.spawned`, 0
  * until known; replay with `X-Service-Run: <task_id>` and `Last-Event-ID:
  * from_sequence − 1`); and `sequence` (see `readSnapshotSequence` for what
- * it guarantees). Another tenant's id is `not_found`.
+ * it guarantees). Another tenant's id is `not_found` unless an admin names
+ * that tenant in `identity.tenant` (see `visible`). A task too large for one
+ * reply comes with `query` and `goal` abbreviated (`abbreviated` names them).
  */
 function getTask(deps: ApiDeps): RpcHandler {
   return async ({ method, identity, body }): Promise<TaskDetail> => {
-    reconcile(method, identity, body);
+    const target = reconcile(method, identity, body);
     const { task_id: taskId } = body as TaskGetRequest;
     const sequence = await readSnapshotSequence(deps.bus);
     const task = await deps.tasks.getTask(taskId);
-    if (!visible(identity, task)) throw new ServiceError('not_found', `task ${taskId} not found`);
+    if (!visible(identity, target, task)) throw new ServiceError('not_found', `task ${taskId} not found`);
     let parent: TaskRef | undefined;
     if (task.parent_task_id !== undefined) {
       const found = await deps.tasks.getTask(task.parent_task_id);
@@ -66,7 +74,7 @@ function getTask(deps: ApiDeps): RpcHandler {
     }
     const rollup = costRollup(task.steps);
     const fromSequence = task.spawned_sequence ?? 0;
-    return {
+    const detail: TaskDetail = {
       task: toTaskView(task),
       parent_session: { tenant: task.tenant, user: task.user, session_id: task.session },
       ...(parent === undefined ? {} : { parent_task: parent }),
@@ -82,6 +90,8 @@ function getTask(deps: ApiDeps): RpcHandler {
       sequence,
       protocol_version: PROTOCOL_VERSION,
     };
+    // Only a row stored before the query bound can take a detail past the budget.
+    return jsonBytes(detail) <= readBudget(deps) ? detail : { ...detail, task: abbreviateTask(detail.task) };
   };
 }
 
@@ -97,6 +107,11 @@ function getTask(deps: ApiDeps): RpcHandler {
  * Filters: `status`, `kind`, `parent_task_id`, `since` (inclusive) /
  * `until` (exclusive) on `created_at`, and `text` (case-insensitive literal
  * over query and goal).
+ *
+ * A page holds `limit` tasks or fewer: it also ends before the task that
+ * would take it past the reply budget (`next_cursor` then points at that
+ * task), and a task too large for a reply on its own comes abbreviated
+ * (`fitTask`), so no page is ever too large for the bus.
  */
 function listTasks(deps: ApiDeps): RpcHandler {
   return async ({ method, identity, body }): Promise<TaskListResponse> => {
@@ -106,13 +121,17 @@ function listTasks(deps: ApiDeps): RpcHandler {
     const input = listFilterInput(request.filter);
     const filter = taskFilter(scope, input) as Filter<TaskRecord>;
     const countFilter = taskFilter(scope, { ...input, status: undefined }) as Filter<TaskRecord>;
+    const maxBytes = readBudget(deps);
+    const views = pageViews((task: TaskRecord) => fitTask(toTaskView(task), maxBytes));
     const sequence = await readSnapshotSequence(deps.bus);
     const [page, counts] = await Promise.all([
-      withCursor(() => deps.tasks.listTasks(filter, { limit: request.limit, cursor: request.cursor })),
+      withCursor(() =>
+        deps.tasks.listTasks(filter, { limit: request.limit, cursor: request.cursor, budget: views.budget(maxBytes) }),
+      ),
       deps.tasks.countByStatus(countFilter),
     ]);
     return {
-      items: page.items.map(toTaskView),
+      items: page.items.map(views.view),
       ...(page.next_cursor === null ? {} : { next_cursor: page.next_cursor }),
       counts: statusCounts(counts),
       sequence,

@@ -1,5 +1,5 @@
 import { isDuplicateKeyError, paginate } from '@ars/store';
-import type { Collection, Filter, IndexSpec, Page, Store } from '@ars/store';
+import type { Collection, Filter, IndexSpec, Page, PageBudget, Store } from '@ars/store';
 import { TASK_STATUSES, TERMINAL_TASK_STATUSES } from '@ars/contracts';
 import type { TaskStatus } from '@ars/contracts';
 import type { PauseRecord } from '../domain/pause.ts';
@@ -13,10 +13,15 @@ export const TASKS_COLLECTION = 'tasks';
  */
 export const PAUSES_COLLECTION = 'pauses';
 
-/** A page request: `limit` items after `cursor` (the previous page's `next_cursor`). */
-export interface PageRequest {
+/**
+ * A page request: `limit` items after `cursor` (the previous page's
+ * `next_cursor`), and fewer when `budget` ends the page first.
+ */
+export interface PageRequest<T = unknown> {
   readonly limit: number;
   readonly cursor?: string | undefined;
+  /** Ends the page by size as well (see `PageBudget` of @ars/store). */
+  readonly budget?: PageBudget<T> | undefined;
 }
 
 /** The (tenant, user, session) of an erasure. */
@@ -77,11 +82,11 @@ export interface TaskRepository {
   /** Records the EVENTS sequence of the task's `task.spawned`. */
   setSpawnedSequence(taskId: string, sequence: number): Promise<void>;
   /** A page of tasks matching `filter`, newest first (`created_at`, then `_id`). */
-  listTasks(filter: Filter<TaskRecord>, page: PageRequest): Promise<Page<TaskRecord>>;
+  listTasks(filter: Filter<TaskRecord>, page: PageRequest<TaskRecord>): Promise<Page<TaskRecord>>;
   /** How many tasks matching `filter` are in each status (every status present). */
   countByStatus(filter: Filter<TaskRecord>): Promise<Record<TaskStatus, number>>;
   /** A page of unresolved pause records matching `filter`, oldest first (`requested_at`, then `_id`). */
-  listOpenPauses(filter: Filter<PauseRecord>, page: PageRequest): Promise<Page<PauseRecord>>;
+  listOpenPauses(filter: Filter<PauseRecord>, page: PageRequest<PauseRecord>): Promise<Page<PauseRecord>>;
   /** Deletes every task of a session (erasure); returns how many. */
   eraseSession(triple: SessionTriple): Promise<number>;
   /** Deletes a task its start withdrew before announcing it (its session was erased meanwhile). */
@@ -228,7 +233,13 @@ export async function createTaskRepository(store: Store): Promise<TaskRepository
       await tasks.updateOne({ _id: taskId }, { $set: { spawned_sequence: sequence } });
     },
     listTasks: (filter, page) =>
-      paginate(tasks, filter, { sortField: 'created_at', direction: 'desc', limit: page.limit, after: page.cursor }),
+      paginate(tasks, filter, {
+        sortField: 'created_at',
+        direction: 'desc',
+        limit: page.limit,
+        after: page.cursor,
+        budget: page.budget,
+      }),
     countByStatus,
     listOpenPauses: (filter, page) =>
       paginate(pauses, { $and: [filter, { resolved_at: { $exists: false } }] } as Filter<PauseRecord>, {
@@ -236,6 +247,7 @@ export async function createTaskRepository(store: Store): Promise<TaskRepository
         direction: 'asc',
         limit: page.limit,
         after: page.cursor,
+        budget: page.budget,
       }),
     eraseSession: async (triple) =>
       (await tasks.deleteMany({ tenant: triple.tenant, user: triple.user, session: triple.session })).deletedCount,

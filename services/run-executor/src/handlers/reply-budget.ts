@@ -1,0 +1,38 @@
+import type { PageBudget } from '@ars/store';
+import { jsonBytes, replyBudgetBytes } from '../domain/reply-size.ts';
+import type { ApiDeps } from './deps.ts';
+
+/** The byte budget of one read reply on this service's bus connection (see `replyBudgetBytes`). */
+export function readBudget(deps: Pick<ApiDeps, 'bus'>): number {
+  return replyBudgetBytes(deps.bus.nc.info?.max_payload);
+}
+
+/** The views of one page's rows, and the page budget that sizes them. */
+export interface PageViews<R, V> {
+  /** The row as the reply carries it; made once per row. */
+  view(row: R): V;
+  /** A budget of `maxBytes` over the rows' views (JSON bytes, plus the comma between items). */
+  budget(maxBytes: number): PageBudget<R>;
+}
+
+/**
+ * Sizes a page by what its reply carries: each row's view is made and
+ * measured once, when the store's pagination asks for its size, and handed
+ * out again for the reply.
+ */
+export function pageViews<R extends object, V>(view: (row: R) => V): PageViews<R, V> {
+  const made = new WeakMap<R, { readonly value: V; readonly bytes: number }>();
+  const measured = (row: R) => {
+    let entry = made.get(row);
+    if (entry === undefined) {
+      const value = view(row);
+      entry = { value, bytes: jsonBytes(value) + 1 };
+      made.set(row, entry);
+    }
+    return entry;
+  };
+  return {
+    view: (row) => measured(row).value,
+    budget: (maxBytes) => ({ maxBytes, sizeOf: (row) => measured(row).bytes }),
+  };
+}
