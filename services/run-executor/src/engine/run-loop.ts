@@ -1,5 +1,4 @@
 import { isServiceError } from '@ars/contracts';
-import { DUPLICATE_WINDOW_MS } from '@ars/bus';
 import type { Bus, Subscription } from '@ars/bus';
 import { isStoreError, STORE_ERROR_KINDS } from '@ars/store';
 import type { Logger } from '@ars/telemetry';
@@ -400,7 +399,7 @@ export class RunLoop {
     const prior = await tasks.markRunning(this.taskId);
     if (prior === null) return { kind: 'done' };
     const firstStart = prior === 'pending';
-    if (firstStart || (saved === null && this.#startedRecently(task))) {
+    if (firstStart || !(await this.#startedStored(task))) {
       this.events.emit('task.started', { TaskID: this.taskId, PriorState: 'pending' }, startedEventId(this.taskId));
     }
     task.status = 'running';
@@ -427,14 +426,14 @@ export class RunLoop {
   }
 
   /**
-   * A redelivered run with no checkpoint whose start is recent may have died
-   * between marking the task running and publishing `task.started`: it is
-   * published again under its fixed id, which the stream's duplicate window
-   * drops if the first one was stored.
+   * Whether the stream holds the run's `task.started`: a redelivered run's
+   * executor may have died between marking the task running and storing it,
+   * however long ago (a checkpoint is written beside the flush of the events
+   * before it, not after). Read only on a redelivery.
    */
-  #startedRecently(task: TaskRecord): boolean {
-    const startedAt = task.started_at === undefined ? 0 : Date.parse(task.started_at);
-    return Date.now() - startedAt < DUPLICATE_WINDOW_MS * 0.75;
+  async #startedStored(task: TaskRecord): Promise<boolean> {
+    const stored = await this.deps.storedEvents(this.events.identity, task.spawned_sequence ?? 0);
+    return stored.has(startedEventId(this.taskId));
   }
 
   async #restorePauses(): Promise<void> {

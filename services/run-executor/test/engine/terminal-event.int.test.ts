@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VerifiedIdentity } from '@ars/contracts';
 import { decodeStoredEvent, encodeToken, EVENTS_STREAM, eventFilterSubject, readEvents } from '@ars/bus';
+import { StoreError } from '@ars/store';
 import type { Collection, Store, StoreDocument } from '@ars/store';
 import type { TaskRecord } from '../../src/domain/task.ts';
 import { createRunStateRepository, RUN_STATE_COLLECTIONS } from '../../src/store/run-state.repository.ts';
@@ -25,7 +26,7 @@ const ENDED_LONG_AGO_MS = 3 * 60_000;
 /** One store write that fails, once. */
 interface Crash {
   readonly collection: string;
-  readonly method: 'updateOne' | 'deleteOne';
+  readonly method: 'updateOne' | 'deleteOne' | 'findOneAndUpdate';
   /** True: the write lands, then the executor dies; false: it dies before the write. */
   readonly lands: boolean;
   readonly matches: (filter: Record<string, unknown>, update: Record<string, unknown> | undefined) => boolean;
@@ -75,7 +76,8 @@ function crashingStore(store: Store, armed: Crash[]): Store {
           if (hit === undefined) return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
           if (hit.lands) await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
           hit.fire();
-          throw new Error(`the executor died at ${name}.${String(key)}`);
+          // A store error is retried like a redelivery even before the run ended (a plain error would fail it).
+          throw new StoreError(`the executor died at ${name}.${String(key)}`, { retryable: true });
         };
       },
     });
@@ -117,6 +119,20 @@ describe('exactly one terminal event across executor deaths', { timeout: 40_000 
       await reader.close();
     }
     return types;
+  }
+
+  /** How many `task.started` events the stream holds for the run. */
+  async function storedStarts(caller: VerifiedIdentity, taskId: string): Promise<number> {
+    const reader = await readEvents(h.bus, { filterSubject: eventFilterSubject(caller) });
+    let starts = 0;
+    try {
+      for await (const record of reader) {
+        if (record.runToken === encodeToken(taskId) && decodeStoredEvent(record.data).type === 'task.started') starts++;
+      }
+    } finally {
+      await reader.close();
+    }
+    return starts;
   }
 
   /** Waits until the run's state is gone: whatever ended the run is done, its terminal event stored. */
@@ -228,5 +244,49 @@ describe('exactly one terminal event across executor deaths', { timeout: 40_000 
     await runStateDropped(taskId);
     expect(await runStates.openPauses(taskId)).toEqual([]);
     expect(await storedTerminals(caller, taskId)).toEqual(['task.cancelled']);
+  });
+
+  it('publishes task.started of a run whose executor died after marking it running, however late the redelivery', async () => {
+    const death = crash({
+      collection: TASKS_COLLECTION,
+      method: 'findOneAndUpdate',
+      lands: true,
+      matches: (_filter, update) => (update?.$set as Record<string, unknown> | undefined)?.status === 'running',
+    });
+    armed.push(death);
+    const caller = newCaller();
+    const { taskId, watch } = await h.start(caller, { query: '#script tool:echo{};finish:done' });
+    await death.happened;
+    // Past the duplicate window, as a redelivery long after the start would be.
+    const startedAt = new Date(Date.now() - ENDED_LONG_AGO_MS).toISOString();
+    await h.store
+      .collection<TaskRecord>(TASKS_COLLECTION)
+      .updateOne({ _id: taskId }, { $set: { started_at: startedAt } });
+    expect((await watch.terminal(20_000)).type).toBe('task.completed');
+    watch.stop();
+    await runStateDropped(taskId);
+    expect(await storedStarts(caller, taskId)).toBe(1);
+    expect(await storedTerminals(caller, taskId)).toEqual(['task.completed']);
+  });
+
+  it('does not publish task.started again for a run redelivered after it was stored', async () => {
+    const death = crash({
+      collection: RUN_STATE_COLLECTIONS.runStates,
+      method: 'updateOne',
+      lands: false,
+      matches: () => true,
+    });
+    const caller = newCaller();
+    const { taskId, watch } = await h.start(caller, { query: '#script tool:wait{ms:300};finish:done' });
+    await watch.until((e) => e.type === 'task.started');
+    armed.push(death);
+    await death.happened;
+    await h.store
+      .collection<TaskRecord>(TASKS_COLLECTION)
+      .updateOne({ _id: taskId }, { $set: { started_at: new Date(Date.now() - ENDED_LONG_AGO_MS).toISOString() } });
+    expect((await watch.terminal(20_000)).type).toBe('task.completed');
+    watch.stop();
+    await runStateDropped(taskId);
+    expect(await storedStarts(caller, taskId)).toBe(1);
   });
 });
