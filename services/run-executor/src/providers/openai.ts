@@ -151,7 +151,17 @@ function streamDeadline(idleMs: number, totalMs: number): StreamDeadline {
   };
 }
 
+/**
+ * SDK clients by server, key and timeout, most recently used last. Bounded:
+ * every tenant's provider key makes one, and a process lives long.
+ */
 const clients = new Map<string, OpenAI>();
+export const MAX_CACHED_CLIENTS = 64;
+
+/** The number of SDK clients kept (tests). */
+export function cachedClientCount(): number {
+  return clients.size;
+}
 
 function clientFor(settings: OpenAiSettings): OpenAI {
   const key = JSON.stringify([settings.baseUrl ?? '', settings.apiKey, settings.timeoutMs ?? 0]);
@@ -162,9 +172,14 @@ function clientFor(settings: OpenAiSettings): OpenAI {
       ...(settings.baseUrl === undefined ? {} : { baseURL: settings.baseUrl }),
       timeout: settings.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       maxRetries: 1,
+      // The SDK would write to the console; every failure reaches the run's own log as the error it throws.
+      logLevel: 'off',
     });
-    clients.set(key, client);
+  } else {
+    clients.delete(key);
   }
+  clients.set(key, client);
+  if (clients.size > MAX_CACHED_CLIENTS) clients.delete(clients.keys().next().value as string);
   return client;
 }
 

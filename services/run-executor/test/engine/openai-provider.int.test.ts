@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
 import { decodeStoredEvent, encodeToken, eventFilterSubject, readEvents, serveService } from '@ars/bus';
 import type { ServedService } from '@ars/bus';
 import { createLogger } from '@ars/telemetry';
-import { createOpenAiProvider } from '../../src/providers/openai.ts';
+import { cachedClientCount, createOpenAiProvider, MAX_CACHED_CLIENTS } from '../../src/providers/openai.ts';
 import { FAKE_OPENAI_BEHAVIOURS, startFakeOpenAi } from './fake-openai.ts';
 import type { FakeOpenAi, FakeOpenAiBehaviour } from './fake-openai.ts';
 import { newCaller, startEngineHarness, TERMINAL_TYPES } from './harness.ts';
@@ -226,6 +226,31 @@ describe('openai provider', () => {
       const call = complete(FAKE_OPENAI_BEHAVIOURS.stall, { timeoutMs: 60_000 }, abort.signal, () => abort.abort());
       await expect(call).rejects.toMatchObject({ name: 'AbortError' });
       await fake.requests.at(-1)?.closed;
+    });
+
+    it('writes nothing to the console when a stream is malformed: the error it throws is what gets logged', async () => {
+      const spies = (['error', 'warn', 'log', 'info', 'debug'] as const).map((name) =>
+        vi.spyOn(console, name).mockImplementation(() => undefined),
+      );
+      try {
+        const call = complete(
+          FAKE_OPENAI_BEHAVIOURS.malformed,
+          { timeoutMs: 5_000 },
+          new AbortController().signal,
+          () => {},
+        );
+        await expect(call).rejects.toBeInstanceOf(Error);
+        for (const spy of spies) expect(spy).not.toHaveBeenCalled();
+      } finally {
+        for (const spy of spies) spy.mockRestore();
+      }
+    });
+
+    it('keeps at most MAX_CACHED_CLIENTS SDK clients, however many keys it sees', () => {
+      for (let i = 0; i < MAX_CACHED_CLIENTS * 2; i++) {
+        createOpenAiProvider({ baseUrl: fake.url(FAKE_OPENAI_BEHAVIOURS.stall), apiKey: `key-${i}`, model: 'm' });
+      }
+      expect(cachedClientCount()).toBe(MAX_CACHED_CLIENTS);
     });
 
     it('ends a stream that keeps sending chunks past its overall deadline', async () => {
