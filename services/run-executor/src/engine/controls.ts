@@ -121,7 +121,16 @@ export async function applyControl(run: RunLoop, envelope: Envelope, receipt: Co
     }
     return;
   }
-  const first = await run.deps.runStates.recordControl(run.taskId, run.owner, envelope.event_id ?? randomUUID());
+  let first: boolean;
+  try {
+    first = await run.deps.runStates.recordControl(run.taskId, run.owner, envelope.event_id ?? randomUUID());
+  } catch (error) {
+    // Accepted, so narrated: unrecorded, the same event_id may be sent again and applied then.
+    run.log.error({ err: error, control: envelope.method }, 'control could not be recorded; rejected as internal');
+    run.events.emit('control.received', { Type: envelope.method, Outcome: 'received', Err: '' });
+    narrator(run, envelope).rejected('internal');
+    return;
+  }
   if (!first) return;
   run.events.emit('control.received', { Type: envelope.method, Outcome: 'received', Err: '' });
   const say = narrator(run, envelope);

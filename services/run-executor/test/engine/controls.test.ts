@@ -125,4 +125,16 @@ describe('control inbox', () => {
     await run.controls;
     expect(verdicts.map((v) => v.token)).toEqual(['first', 'second']);
   });
+
+  it('narrates a control whose event_id cannot be recorded as received, then rejected internal', async () => {
+    const { run, emitted, verdicts, send } = standInRun();
+    run.deps.runStates.recordControl = () => Promise.reject(new Error('the store is down'));
+    send('approve', {}, 'a');
+    await run.controls;
+    expect(verdicts).toEqual([]);
+    expect(emitted).toEqual([
+      { type: 'control.received', payload: { Type: 'approve', Outcome: 'received', Err: '' } },
+      { type: 'control.rejected', payload: { Type: 'approve', Reason: 'internal', CallerScope: 'owner_user' } },
+    ]);
+  });
 });
