@@ -248,6 +248,12 @@ describe('bad input end to end', () => {
     await live.log.close();
     const stored = await storedRunEvents(client, run, identity.session);
     expect(stored.filter((frame) => isTerminal(frame))).toHaveLength(1);
+    // Every control the run received (the sweep's accepted ones) ended applied or rejected, none lost.
+    const narrated = stored.filter((frame) => frame.type.startsWith('control.'));
+    const received = narrated.filter((frame) => frame.type === 'control.received').length;
+    const settled = narrated.filter((frame) => frame.type === 'control.applied' || frame.type === 'control.rejected');
+    expect(received).toBeGreaterThan(0);
+    expect(settled).toHaveLength(received);
     const fresh = await startWatched(client, { query: 'still here?' }, { session: identity.session });
     expect((await fresh.log.terminal()).type).toBe('task.completed');
     await fresh.log.close();
