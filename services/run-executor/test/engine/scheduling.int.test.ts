@@ -144,3 +144,37 @@ describe('progress heartbeats', () => {
     expect(run.watch.types().filter((type) => type === 'task.started')).toHaveLength(1);
   });
 });
+
+describe('a prioritised run handed back', () => {
+  let h: EngineHarness;
+
+  beforeAll(async () => {
+    h = await startEngineHarness({ EXECUTOR_CONCURRENCY: '1', EXECUTOR_DRAIN_GRACE_MS: '0' });
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('goes back on the bucket of its new priority when its executor drains', async () => {
+    const admin = newCaller({ scopes: ['admin'] });
+    const run = await h.start(admin, { query: '#script tool:wait{ms:60000};finish:ok' });
+    await run.watch.until((e) => e.type === 'tool.invoked');
+    await h.control('prioritize', run.taskId, admin, { priority: 9 });
+    await run.watch.until((e) => e.type === 'task.prioritised');
+    await h.service.stop();
+    run.watch.stop();
+    const info = (bucket: 'high' | 'normal') => h.bus.jsm.consumers.info(RUNS_STREAM, consumerName(bucket));
+    const [high, normal] = await Promise.all([info('high'), info('normal')]);
+    expect({ pending: high.num_pending, unacknowledged: high.num_ack_pending }).toEqual({
+      pending: 1,
+      unacknowledged: 0,
+    });
+    expect({ pending: normal.num_pending, unacknowledged: normal.num_ack_pending }).toEqual({
+      pending: 0,
+      unacknowledged: 0,
+    });
+    const queued = await h.bus.jsm.streams.getMessage(RUNS_STREAM, { last_by_subj: runsSubject('high') });
+    expect(JSON.parse(new TextDecoder().decode(queued.data))).toMatchObject({ task_id: run.taskId });
+  });
+});
