@@ -175,6 +175,6 @@ describe('a prioritised run handed back', () => {
       unacknowledged: 0,
     });
     const queued = await h.bus.jsm.streams.getMessage(RUNS_STREAM, { last_by_subj: runsSubject('high') });
-    expect(JSON.parse(new TextDecoder().decode(queued.data))).toMatchObject({ task_id: run.taskId });
+    expect(JSON.parse(new TextDecoder().decode(queued?.data))).toMatchObject({ task_id: run.taskId });
   });
 });
