@@ -1,7 +1,8 @@
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { StoreError, isStoreError } from './errors.ts';
 import { SqliteCollection } from './sqlite-collection.ts';
-import { Connection } from './sqlite-connection.ts';
+import { BUSY_TIMEOUT_MS, Connection, isBusy } from './sqlite-connection.ts';
 import { migrateDatafiles } from './sqlite-migration.ts';
 import type { Collection, Store, StoreDocument } from './types.ts';
 import { assertCollectionName } from './validate.ts';
@@ -70,6 +71,28 @@ class SqliteStore implements Store {
 }
 
 /**
+ * Opens the connection, retrying while another process holds the database in
+ * a way SQLite answers "database is locked" without waiting (replicas of a
+ * service starting at once on one new directory: one of two run-executors
+ * failed to start in about one start of eight), for up to twice the busy
+ * timeout, on the event loop. `open` is for tests. Internal to this package.
+ */
+export async function connect(
+  location: string,
+  open: (location: string) => Connection = (at) => new Connection(at),
+): Promise<Connection> {
+  const deadline = Date.now() + 2 * BUSY_TIMEOUT_MS;
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return open(location);
+    } catch (error) {
+      if (!isBusy(error) || Date.now() >= deadline) throw error;
+      await sleep(Math.min(5 * 2 ** attempt, 100));
+    }
+  }
+}
+
+/**
  * Opens the sqlite engine's store, importing the nedb datafiles left in its
  * directory first (see `sqlite-migration.ts`).
  * @throws StoreError when the database cannot be opened or a datafile not imported
@@ -79,7 +102,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
   const location = directory === null ? ':memory:' : join(directory, SQLITE_FILENAME);
   let connection: Connection;
   try {
-    connection = new Connection(location);
+    connection = await connect(location);
   } catch (error) {
     throw new StoreError(`cannot open the embedded database ${location}`, { cause: error });
   }

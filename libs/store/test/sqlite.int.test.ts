@@ -253,6 +253,37 @@ describe('embedded sqlite store files and processes', () => {
     }
   });
 
+  it('opens one new directory from several processes starting at once, as replicas of a service do', async () => {
+    const script = `
+      import { openStore } from ${JSON.stringify(STORE_ENTRY)};
+      const store = await openStore({ dataDir: process.argv[1], database: 'svc', engine: 'sqlite' });
+      // What a service does first: declare its indexes, then write.
+      for (const name of ['tasks', 'leases', 'states']) await store.collection(name).createIndex({ owner: 1, at: -1 });
+      await store.collection('tasks').insertOne({ _id: process.argv[2] });
+      await store.close();
+    `;
+    const openAtOnce = (directory: string, count: number) =>
+      Promise.all(
+        Array.from({ length: count }, (_, i) => {
+          const child = spawn(process.execPath, ['--input-type=module', '-e', script, directory, `p${i}`], {
+            stdio: ['ignore', 'ignore', 'pipe'],
+          });
+          let stderr = '';
+          child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+          return new Promise<string>((resolve) => child.once('exit', (code) => resolve(code === 0 ? '' : stderr)));
+        }),
+      );
+    // The race is on the first open of the file: each round starts from a new directory.
+    for (let round = 0; round < 5; round += 1) {
+      const directory = join(dataDir, `round-${round}`);
+      const failures = (await openAtOnce(directory, 3)).filter((stderr) => stderr !== '');
+      expect(failures).toEqual([]);
+      const store = await openStore({ dataDir: directory, database: 'svc', engine: 'sqlite' });
+      expect((await store.collection('tasks').find({})).map((task) => task._id).sort()).toEqual(['p0', 'p1', 'p2']);
+      await store.close();
+    }
+  });
+
   it('keeps every write that resolved when the process is killed right after', async () => {
     const script = `
       import { openStore } from ${JSON.stringify(STORE_ENTRY)};

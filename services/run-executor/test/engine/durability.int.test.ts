@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
-import { connectBus, createRpcClient, startNatsServer } from '@ars/bus';
+import { connectBus, createRpcClient, pingServices, startNatsServer } from '@ars/bus';
 import type { Bus, NatsServerHandle, RpcClient, ServedService } from '@ars/bus';
 import { newCaller, serveEngineFakes, TERMINAL_TYPES, watchRun } from './harness.ts';
 import type { RunWatch } from './harness.ts';
@@ -114,6 +114,41 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
     expect(ofType(watch.events, 'task.started')).toHaveLength(1);
     expect(completedTools(watch.events)).toEqual(['echo', 'side_effect', 'wait', 'echo']);
     expect(ofType(watch.events, 'tool.invoked').filter((e) => e.payload.ToolName === 'side_effect')).toHaveLength(1);
+  });
+
+  it('runs every run once when two live executors pull the same queue', async () => {
+    await Promise.all([startExecutor({ EXECUTOR_CONCURRENCY: '2' }), startExecutor({ EXECUTOR_CONCURRENCY: '2' })]);
+    // Either process may have answered both health checks: wait until both serve.
+    for (let i = 0; (await pingServices(bus, { name: 'run-executor', timeoutMs: 300 })).length < 2; i++) {
+      if (i > 100)
+        throw new Error(
+          `the second executor did not start: ${executors.map((e) => `[${e.child.exitCode}] ${e.stderr()}`).join('\n---\n')}`,
+        );
+    }
+    const caller = newCaller();
+    const runs = await Promise.all(
+      Array.from({ length: 12 }, () => startRun(caller, '#script tool:wait{ms:300};tool:side_effect{};finish:done')),
+    );
+    const spans: { sequence: number; delta: number }[] = [];
+    for (const { watch } of runs) {
+      const terminal = await watch.terminal(30_000);
+      watch.stop();
+      expect(terminal.type).toBe('task.completed');
+      expect(watch.events.filter((e) => TERMINAL_TYPES.includes(e.type))).toHaveLength(1);
+      const started = ofType(watch.events, 'task.started');
+      expect(started).toHaveLength(1);
+      expect(ofType(watch.events, 'tool.invoked').filter((e) => e.payload.ToolName === 'side_effect')).toHaveLength(1);
+      spans.push({ sequence: started[0]!.sequence, delta: 1 }, { sequence: terminal.sequence, delta: -1 });
+    }
+    // More runs at once than one executor's two slots: both executors took runs.
+    let running = 0;
+    let most = 0;
+    for (const { delta } of spans.sort((a, b) => a.sequence - b.sequence)) {
+      running += delta;
+      most = Math.max(most, running);
+    }
+    expect(most).toBeGreaterThan(2);
+    expect(most).toBeLessThanOrEqual(4);
   });
 
   it('stores the events a run emitted while nats-server was down once it is back: each once, in the run order', async () => {
