@@ -8,7 +8,15 @@ import type { LeaseRepository } from '../store/lease.repository.ts';
  * extend every lease they hold in one write on one shared timer (never a
  * timer nor a write per run). The leases live in the task store
  * ({@link LeaseRepository}), which every executor shares.
+ *
+ * A holder that cannot reach the store keeps running its runs, but not past
+ * {@link STALE_FRACTION} of the lease's lifetime since it last set its
+ * expiry: then it gives the lease up itself (`onLost`), before another
+ * executor may take the run over, so that two never run it at once.
  */
+
+/** The part of `ttlMs` after which a lease its holder could not extend is given up. */
+export const STALE_FRACTION = 2 / 3;
 
 /** A held lease. */
 export interface Lease {
@@ -22,7 +30,11 @@ export type AcquireResult =
 
 export interface LeaseManager {
   acquire(taskId: string): Promise<AcquireResult>;
-  /** Extends every held lease; a lease that another executor took is reported through `onLost`. */
+  /**
+   * Extends every held lease; a lease that another executor took is reported
+   * through `onLost`, and so is one this holder has not been able to extend
+   * for {@link STALE_FRACTION} of its lifetime (the write failing).
+   */
   refreshAll(): Promise<void>;
   /** Gives the lease up (best effort: an expired lease is someone else's to take anyway). */
   release(lease: Lease): Promise<void>;
@@ -42,6 +54,16 @@ export function createLeaseManager(repository: LeaseRepository, options: LeaseOp
   const { owner, ttlMs } = options;
   const now = options.now ?? Date.now;
   const held = new Map<string, Lease>();
+  /** When each held lease's expiry was last set to that time plus `ttlMs`. */
+  const setAt = new Map<Lease, number>();
+
+  const lose = (taskId: string): void => {
+    const lease = held.get(taskId);
+    if (lease === undefined) return;
+    held.delete(taskId);
+    setAt.delete(lease);
+    options.onLost(taskId);
+  };
 
   return {
     async acquire(taskId): Promise<AcquireResult> {
@@ -50,25 +72,37 @@ export function createLeaseManager(repository: LeaseRepository, options: LeaseOp
       if (!outcome.ok) return { ok: false, holder: outcome.holder, retryInMs: Math.max(0, outcome.expiresAt - at) };
       const lease: Lease = { taskId };
       held.set(taskId, lease);
+      setAt.set(lease, at);
       return { ok: true, lease };
     },
 
     async refreshAll(): Promise<void> {
       if (held.size === 0) return;
       const extended = new Map(held);
-      // A failed write keeps every lease (the next round retries): only a lease seen in another's hands is lost.
-      const gone = await repository.extend([...extended.keys()], owner, now() + ttlMs);
-      for (const taskId of gone) {
-        const lease = extended.get(taskId);
-        // Released (or released and taken again) while the write was under way: not lost.
-        if (lease === undefined || held.get(taskId) !== lease) continue;
-        held.delete(taskId);
-        options.onLost(taskId);
+      const at = now();
+      let gone: string[];
+      try {
+        gone = await repository.extend([...extended.keys()], owner, at + ttlMs);
+      } catch (error) {
+        // The next round retries; a lease about to expire in the store is given up before someone else takes it.
+        const staleBefore = now() - ttlMs * STALE_FRACTION;
+        for (const [taskId, lease] of extended) {
+          if (held.get(taskId) === lease && (setAt.get(lease) ?? 0) <= staleBefore) lose(taskId);
+        }
+        throw error;
+      }
+      const lost = new Set(gone);
+      for (const [taskId, lease] of extended) {
+        // Released (or released and taken again) while the write was under way: neither extended nor lost.
+        if (held.get(taskId) !== lease) continue;
+        if (lost.has(taskId)) lose(taskId);
+        else setAt.set(lease, at);
       }
     },
 
     async release(lease): Promise<void> {
       if (held.get(lease.taskId) === lease) held.delete(lease.taskId);
+      setAt.delete(lease);
       await repository.release(lease.taskId, owner).catch(() => undefined);
     },
   };

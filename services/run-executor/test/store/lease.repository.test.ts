@@ -33,9 +33,7 @@ describe('lease repository (embedded, in memory)', () => {
   });
 
   it('keeps one holder when many claim the same run at once', async () => {
-    const outcomes = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => leases.claim('t1', `e${i}`, 1_000, 2_000)),
-    );
+    const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => leases.claim('t1', `e${i}`, 1_000, 2_000)));
     expect(outcomes.filter((o) => o.ok)).toHaveLength(1);
     const winner = outcomes.findIndex((o) => o.ok);
     for (const outcome of outcomes.filter((o) => !o.ok)) expect(outcome).toMatchObject({ holder: `e${winner}` });
@@ -138,5 +136,36 @@ describe('lease manager', () => {
     await a.acquire('task-1');
     await expect(a.refreshAll()).rejects.toThrow('store unavailable');
     expect(lost).toEqual([]);
+  });
+
+  it('gives up a lease it could not extend for two thirds of its lifetime, before another executor may take it', async () => {
+    const stored = createLeaseRepository(store);
+    let failing = false;
+    const repository: LeaseRepository = {
+      ...stored,
+      extend: (ids, owner, expiresAt) =>
+        failing ? Promise.reject(new Error('store unavailable')) : stored.extend(ids, owner, expiresAt),
+    };
+    const lost: string[] = [];
+    const a = createLeaseManager(repository, { owner: 'a', ttlMs: 900, now, onLost: (id) => lost.push(id) });
+    await a.acquire('task-1');
+    clock += 300;
+    await a.refreshAll(); // Set to expire at 10,300 + 900.
+    failing = true;
+    clock += 300;
+    await expect(a.refreshAll()).rejects.toThrow('store unavailable');
+    expect(lost).toEqual([]);
+    clock += 299;
+    await expect(a.refreshAll()).rejects.toThrow('store unavailable');
+    expect(lost).toEqual([]);
+    clock += 1; // 600 ms, two thirds of 900, since the expiry was last set.
+    await expect(a.refreshAll()).rejects.toThrow('store unavailable');
+    expect(lost).toEqual(['task-1']);
+    // Given up while the store still names it the holder: nobody else could have run it yet.
+    const b = createLeaseManager(stored, { owner: 'b', ttlMs: 900, now, onLost: () => {} });
+    expect(await b.acquire('task-1')).toMatchObject({ ok: false, holder: 'a' });
+    failing = false;
+    await a.refreshAll();
+    expect(lost).toEqual(['task-1']);
   });
 });
