@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
 import { connectBus, createRpcClient, pingServices, startNatsServer } from '@ars/bus';
 import type { Bus, NatsServerHandle, RpcClient, ServedService } from '@ars/bus';
-import { newCaller, serveEngineFakes, TERMINAL_TYPES, watchRun } from './harness.ts';
+import { mostAtOnce, newCaller, serveEngineFakes, TERMINAL_TYPES, watchRun } from './harness.ts';
 import type { RunWatch } from './harness.ts';
 
 /**
@@ -129,7 +129,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
     const runs = await Promise.all(
       Array.from({ length: 12 }, () => startRun(caller, '#script tool:wait{ms:300};tool:side_effect{};finish:done')),
     );
-    const spans: { sequence: number; delta: number }[] = [];
+    const spans: { started: number; ended: number }[] = [];
     for (const { watch } of runs) {
       const terminal = await watch.terminal(30_000);
       watch.stop();
@@ -138,15 +138,10 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
       const started = ofType(watch.events, 'task.started');
       expect(started).toHaveLength(1);
       expect(ofType(watch.events, 'tool.invoked').filter((e) => e.payload.ToolName === 'side_effect')).toHaveLength(1);
-      spans.push({ sequence: started[0]!.sequence, delta: 1 }, { sequence: terminal.sequence, delta: -1 });
+      spans.push({ started: started[0]!.sequence, ended: terminal.sequence });
     }
     // More runs at once than one executor's two slots: both executors took runs.
-    let running = 0;
-    let most = 0;
-    for (const { delta } of spans.sort((a, b) => a.sequence - b.sequence)) {
-      running += delta;
-      most = Math.max(most, running);
-    }
+    const most = mostAtOnce(spans);
     expect(most).toBeGreaterThan(2);
     expect(most).toBeLessThanOrEqual(4);
   });

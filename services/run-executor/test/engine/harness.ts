@@ -225,3 +225,21 @@ export async function startEngineHarness(
     },
   };
 }
+
+/**
+ * The most runs that were running at once, from each run's `task.started`
+ * and terminal event sequences: the stream orders every start and end.
+ */
+export function mostAtOnce(runs: readonly { readonly started: number; readonly ended: number }[]): number {
+  const edges = runs.flatMap(({ started, ended }) => [
+    { sequence: started, delta: 1 },
+    { sequence: ended, delta: -1 },
+  ]);
+  let running = 0;
+  let most = 0;
+  for (const { delta } of edges.sort((a, b) => a.sequence - b.sequence)) {
+    running += delta;
+    most = Math.max(most, running);
+  }
+  return most;
+}

@@ -6,7 +6,7 @@ import { enqueueRun } from '../../src/engine/work-queue.ts';
 import { createLeaseManager } from '../../src/engine/lease.ts';
 import { consumerName } from '../../src/engine/priority.ts';
 import { createLeaseRepository } from '../../src/store/lease.repository.ts';
-import { newCaller, startEngineHarness } from './harness.ts';
+import { mostAtOnce, newCaller, startEngineHarness } from './harness.ts';
 import type { EngineHarness } from './harness.ts';
 
 describe('scheduling', () => {
@@ -105,22 +105,15 @@ describe('scheduling with two slots', () => {
     const runs = await Promise.all(
       Array.from({ length: 5 }, () => h.start(caller, { query: '#script tool:wait{ms:300};finish:ok' })),
     );
-    const ends: { sequence: number; delta: number }[] = [];
+    const spans: { started: number; ended: number }[] = [];
     for (const run of runs) {
       const started = await run.watch.until((e) => e.type === 'task.started', 20_000);
       const terminal = await run.watch.terminal(20_000);
       expect(terminal.type).toBe('task.completed');
-      ends.push({ sequence: started.sequence, delta: 1 }, { sequence: terminal.sequence, delta: -1 });
+      spans.push({ started: started.sequence, ended: terminal.sequence });
       run.watch.stop();
     }
-    // The stream orders every run's start and end: replaying them gives how many ran at once.
-    let running = 0;
-    let most = 0;
-    for (const { delta } of ends.sort((a, b) => a.sequence - b.sequence)) {
-      running += delta;
-      most = Math.max(most, running);
-    }
-    expect(most).toBe(2);
+    expect(mostAtOnce(spans)).toBe(2);
   });
 });
 
