@@ -134,6 +134,48 @@ describe('steering controls (API side)', () => {
     });
   });
 
+  describe('a tokenless approve or reject', () => {
+    function approvalOf(owner: VerifiedIdentity, taskId: string, token: string, resolved = false) {
+      return {
+        _id: token,
+        token,
+        task_id: taskId,
+        tenant: owner.tenant,
+        user: owner.user,
+        session: owner.session,
+        reason: 'tool sensitive_action requires human approval',
+        kind: 'approval' as const,
+        tool: 'sensitive_action',
+        requested_at: new Date().toISOString(),
+        ...(resolved ? { resolved_at: new Date().toISOString(), decision: 'approved' } : {}),
+      };
+    }
+
+    it.each(['approve', 'reject'])(
+      '%s carries the token of the approval pending when it was accepted',
+      async (method) => {
+        const { owner, taskId, inbox } = await liveRun();
+        await h.insertPause(approvalOf(owner, taskId, `${taskId}-resolved`, true));
+        await h.insertPause(approvalOf(owner, taskId, `${taskId}-open`));
+        await control(method, taskId, owner, { payload: { reason: 'ok' } });
+        // An explicit token is the caller's choice, and is left as it was.
+        await control(method, taskId, owner, { payload: { token: 'chosen' } });
+        expect(inbox.received.map((e) => (e as { payload: unknown }).payload)).toEqual([
+          { reason: 'ok', token: `${taskId}-open` },
+          { token: 'chosen' },
+        ]);
+        inbox.stop();
+      },
+    );
+
+    it('goes without a token when no approval is pending (the run decides what was pending on receipt)', async () => {
+      const { owner, taskId, inbox } = await liveRun();
+      await control('approve', taskId, owner, { payload: {} });
+      expect(inbox.received.map((e) => (e as { payload: unknown }).payload)).toEqual([{}]);
+      inbox.stop();
+    });
+  });
+
   describe('no live inbox', () => {
     it('answers not_found for a run that never started (nobody serves its inbox)', async () => {
       const owner = newCaller();

@@ -82,8 +82,9 @@ interface ControlBody {
 /**
  * One steering control, API side: validate (the registry schema, before this
  * runs), load the task named by `identity.run`, check authority with
- * `authorizeControl` (404 for a missing or foreign task, 403
- * `scope_mismatch` below the method's minimum, 404 for a terminal task),
+ * `authorizeControl` (404 for a missing task, 403 `scope_mismatch` for
+ * another tenant's without admin or below the method's minimum, 404 for a
+ * terminal task), pin a tokenless approve or reject to the pending approval,
  * then request the live inbox `controlSubject(task_id)` with
  * `{method, payload, event_id, caller, caller_tier}`. No responders means
  * the run has no live inbox (never started, or ended): 404 `not_found`.
@@ -101,7 +102,7 @@ function createControlHandler(deps: ApiDeps, control: string, minimum: SteeringT
     const request = body as ControlBody;
     const envelope: ControlEnvelope = {
       method: control,
-      payload: request.payload ?? {},
+      payload: await pinnedPayload(deps, control, taskId, request.payload ?? {}),
       event_id: request.event_id ?? randomUUID(),
       caller: callerOf(identity),
       caller_tier: tier,
@@ -109,6 +110,25 @@ function createControlHandler(deps: ApiDeps, control: string, minimum: SteeringT
     await deliver(deps, taskId, envelope);
     return { accepted: true, method: control, protocol_version: PROTOCOL_VERSION };
   };
+}
+
+/**
+ * A tokenless approve or reject decides the approval the run waited for
+ * when the control was accepted: its token is added here, so that a control
+ * that reaches the inbox late (after that approval was resolved and the run
+ * asked for the next) is rejected `already_resolved` instead of deciding a
+ * gate its sender never saw. With no approval pending, the inbox decides
+ * what was pending on receipt (a live pause, for approve).
+ */
+async function pinnedPayload(
+  deps: ApiDeps,
+  control: string,
+  taskId: string,
+  payload: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  if ((control !== 'approve' && control !== 'reject') || payload.token !== undefined) return payload;
+  const pending = await deps.tasks.openApproval(taskId);
+  return pending === null ? payload : { ...payload, token: pending.token };
 }
 
 function callerOf(identity: VerifiedIdentity): VerifiedIdentity {

@@ -87,6 +87,8 @@ export interface TaskRepository {
   countByStatus(filter: Filter<TaskRecord>): Promise<Record<TaskStatus, number>>;
   /** A page of unresolved pause records matching `filter`, oldest first (`requested_at`, then `_id`). */
   listOpenPauses(filter: Filter<PauseRecord>, page: PageRequest<PauseRecord>): Promise<Page<PauseRecord>>;
+  /** The unresolved human-approval gate of a task, if it waits for one (the oldest, should there be several). */
+  openApproval(taskId: string): Promise<PauseRecord | null>;
   /** Deletes every task of a session (erasure); returns how many. */
   eraseSession(triple: SessionTriple): Promise<number>;
   /** Deletes a task its start withdrew before announcing it (its session was erased meanwhile). */
@@ -241,6 +243,11 @@ export async function createTaskRepository(store: Store): Promise<TaskRepository
         budget: page.budget,
       }),
     countByStatus,
+    openApproval: (taskId) =>
+      pauses.findOne(
+        { task_id: taskId, kind: 'approval', resolved_at: { $exists: false } },
+        { sort: { requested_at: 1 } },
+      ),
     listOpenPauses: (filter, page) =>
       paginate(pauses, { $and: [filter, { resolved_at: { $exists: false } }] } as Filter<PauseRecord>, {
         sortField: 'requested_at',
