@@ -60,8 +60,3 @@ export function abbreviateTask(view: Task): Task {
   const names = LONG_MEMBERS.filter((member) => cut[member] !== undefined);
   return names.length === 0 ? view : { ...view, ...cut, abbreviated: names };
 }
-
-/** `view` as a read carries it: whole when its JSON fits `budget`, else abbreviated. */
-export function fitTask(view: Task, budget: number): Task {
-  return jsonBytes(view) <= budget ? view : abbreviateTask(view);
-}

@@ -15,18 +15,29 @@ export interface PageViews<R, V> {
   budget(maxBytes: number): PageBudget<R>;
 }
 
+/** How a view too large for a reply on its own is made to fit: `shorten` it when over `maxBytes`. */
+export interface ViewFit<V> {
+  readonly maxBytes: number;
+  shorten(view: V): V;
+}
+
 /**
  * Sizes a page by what its reply carries: each row's view is made and
- * measured once, when the store's pagination asks for its size, and handed
- * out again for the reply.
+ * measured once (twice only when `fit` had to shorten it), when the store's
+ * pagination asks for its size, and handed out again for the reply.
  */
-export function pageViews<R extends object, V>(view: (row: R) => V): PageViews<R, V> {
+export function pageViews<R extends object, V>(view: (row: R) => V, fit?: ViewFit<V>): PageViews<R, V> {
   const made = new WeakMap<R, { readonly value: V; readonly bytes: number }>();
   const measured = (row: R) => {
     let entry = made.get(row);
     if (entry === undefined) {
-      const value = view(row);
-      entry = { value, bytes: jsonBytes(value) + 1 };
+      let value = view(row);
+      let bytes = jsonBytes(value);
+      if (fit !== undefined && bytes > fit.maxBytes) {
+        value = fit.shorten(value);
+        bytes = jsonBytes(value);
+      }
+      entry = { value, bytes: bytes + 1 };
       made.set(row, entry);
     }
     return entry;

@@ -1,9 +1,9 @@
 import { PROTOCOL_VERSION } from '@ars/contracts';
-import type { SearchHit, SearchRequest, SearchResponse } from '@ars/contracts';
+import type { SearchHit, SearchRequest, SearchResponse, Task } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import type { Filter } from '@ars/store';
 import { searchScope, taskFilter } from '../domain/read-scope.ts';
-import { fitTask } from '../domain/reply-size.ts';
+import { abbreviateTask } from '../domain/reply-size.ts';
 import { toTaskView } from '../domain/task.ts';
 import type { TaskRecord } from '../domain/task.ts';
 import type { ApiDeps } from './deps.ts';
@@ -12,8 +12,6 @@ import { pageViews, readBudget } from './reply-budget.ts';
 import { withCursor } from './tasks-read.handler.ts';
 
 const SNIPPET_CHARS = 160;
-/** Most bytes a hit's title and snippet take in JSON (2 × 160 UTF-16 units, 6 bytes each when escaped). */
-const HIT_TEXT_BYTES = 2 * SNIPPET_CHARS * 6;
 
 /** The matching text around the first match, or the head of the query. */
 function snippet(task: TaskRecord, query: string | undefined): string {
@@ -28,7 +26,7 @@ function snippet(task: TaskRecord, query: string | undefined): string {
   return task.query.slice(0, SNIPPET_CHARS);
 }
 
-function hit(task: TaskRecord, query: string | undefined, maxBytes: number): SearchHit {
+function hit(task: TaskRecord, query: string | undefined): SearchHit {
   return {
     kind: 'task',
     id: task.task_id,
@@ -38,7 +36,7 @@ function hit(task: TaskRecord, query: string | undefined, maxBytes: number): Sea
     title: task.query.slice(0, SNIPPET_CHARS),
     snippet: snippet(task, query),
     occurred_at: task.created_at,
-    record: fitTask(toTaskView(task), maxBytes),
+    record: toTaskView(task),
   };
 }
 
@@ -64,8 +62,11 @@ export function createSearchTasksHandler(deps: ApiDeps): RpcHandler {
       text: request.query,
     }) as Filter<TaskRecord>;
     const maxBytes = readBudget(deps);
-    // The budget leaves room for a hit's title and snippet beside its record.
-    const views = pageViews((task: TaskRecord) => hit(task, request.query, maxBytes - HIT_TEXT_BYTES));
+    // A hit too large for a reply on its own carries its record abbreviated (its title and snippet are short).
+    const views = pageViews((task: TaskRecord) => hit(task, request.query), {
+      maxBytes,
+      shorten: (found) => ({ ...found, record: abbreviateTask(found.record as Task) }),
+    });
     const page = await withCursor(() =>
       deps.tasks.listTasks(filter, { limit: request.limit, cursor: request.cursor, budget: views.budget(maxBytes) }),
     );

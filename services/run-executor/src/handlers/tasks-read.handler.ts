@@ -14,7 +14,7 @@ import { isInvalidCursorError } from '@ars/store';
 import type { Filter } from '@ars/store';
 import { costRollup, costTotal } from '../domain/cost.ts';
 import { listFilterInput, listScope, statusCounts, taskFilter } from '../domain/read-scope.ts';
-import { abbreviateTask, fitTask, jsonBytes } from '../domain/reply-size.ts';
+import { abbreviateTask, jsonBytes } from '../domain/reply-size.ts';
 import { toTaskView } from '../domain/task.ts';
 import type { TaskRecord } from '../domain/task.ts';
 import type { ApiDeps } from './deps.ts';
@@ -111,7 +111,7 @@ function getTask(deps: ApiDeps): RpcHandler {
  * A page holds `limit` tasks or fewer: it also ends before the task that
  * would take it past the reply budget (`next_cursor` then points at that
  * task), and a task too large for a reply on its own comes abbreviated
- * (`fitTask`), so no page is ever too large for the bus.
+ * (`abbreviateTask`), so no page is ever too large for the bus.
  */
 function listTasks(deps: ApiDeps): RpcHandler {
   return async ({ method, identity, body }): Promise<TaskListResponse> => {
@@ -122,7 +122,7 @@ function listTasks(deps: ApiDeps): RpcHandler {
     const filter = taskFilter(scope, input) as Filter<TaskRecord>;
     const countFilter = taskFilter(scope, { ...input, status: undefined }) as Filter<TaskRecord>;
     const maxBytes = readBudget(deps);
-    const views = pageViews((task: TaskRecord) => fitTask(toTaskView(task), maxBytes));
+    const views = pageViews((task: TaskRecord) => toTaskView(task), { maxBytes, shorten: abbreviateTask });
     const sequence = await readSnapshotSequence(deps.bus);
     const [page, counts] = await Promise.all([
       withCursor(() =>

@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { Task } from '@ars/contracts';
-import {
-  ABBREVIATED_CHARS,
-  abbreviateTask,
-  fitTask,
-  jsonBytes,
-  replyBudgetBytes,
-} from '../../src/domain/reply-size.ts';
+import { ABBREVIATED_CHARS, abbreviateTask, jsonBytes, replyBudgetBytes } from '../../src/domain/reply-size.ts';
 import { newTaskRecord } from '../../src/domain/start.ts';
 import { toTaskView } from '../../src/domain/task.ts';
+import { pageViews } from '../../src/handlers/reply-budget.ts';
 
 const view = (query: string, goal = query): Task => ({
   ...toTaskView(
@@ -63,14 +58,28 @@ describe('abbreviateTask', () => {
   });
 });
 
-describe('fitTask', () => {
+describe('pageViews with abbreviateTask', () => {
+  const fitted = (task: Task, maxBytes: number) => {
+    const row = { task };
+    return pageViews((r: typeof row) => r.task, { maxBytes, shorten: abbreviateTask }).view(row);
+  };
+
   it('keeps a task whose JSON fits the budget whole, however long its query', () => {
     const whole = view('q'.repeat(20_000));
-    expect(fitTask(whole, jsonBytes(whole))).toBe(whole);
+    expect(fitted(whole, jsonBytes(whole))).toBe(whole);
   });
 
   it('abbreviates a task whose JSON alone exceeds the budget', () => {
     const large = view('q'.repeat(20_000));
-    expect(fitTask(large, jsonBytes(large) - 1)).toMatchObject({ abbreviated: ['query', 'goal'] });
+    expect(fitted(large, jsonBytes(large) - 1)).toMatchObject({ abbreviated: ['query', 'goal'] });
+  });
+
+  it('sizes each row once by its view as the reply carries it, plus the comma between items', () => {
+    const large = view('q'.repeat(20_000));
+    const row = { task: large };
+    const views = pageViews((r: typeof row) => r.task, { maxBytes: 1_000, shorten: abbreviateTask });
+    const { sizeOf } = views.budget(10_000);
+    expect(sizeOf(row)).toBe(jsonBytes(views.view(row)) + 1);
+    expect(views.view(row)).toBe(views.view(row));
   });
 });
