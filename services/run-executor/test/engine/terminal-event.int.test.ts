@@ -105,35 +105,25 @@ describe('exactly one terminal event across executor deaths', { timeout: 40_000 
     await h?.stop();
   });
 
-  /** The run's terminal events as the stream stores them, duplicates included. */
-  async function storedTerminals(caller: VerifiedIdentity, taskId: string): Promise<string[]> {
+  /** The run's events of `types` as the stream stores them, duplicates included. */
+  async function storedOfTypes(caller: VerifiedIdentity, taskId: string, types: readonly string[]): Promise<string[]> {
     const reader = await readEvents(h.bus, { filterSubject: eventFilterSubject(caller) });
-    const types: string[] = [];
+    const found: string[] = [];
     try {
       for await (const record of reader) {
         if (record.runToken !== encodeToken(taskId)) continue;
         const { type } = decodeStoredEvent(record.data);
-        if (TERMINAL_TYPES.includes(type)) types.push(type);
+        if (types.includes(type)) found.push(type);
       }
     } finally {
       await reader.close();
     }
-    return types;
+    return found;
   }
 
-  /** How many `task.started` events the stream holds for the run. */
-  async function storedStarts(caller: VerifiedIdentity, taskId: string): Promise<number> {
-    const reader = await readEvents(h.bus, { filterSubject: eventFilterSubject(caller) });
-    let starts = 0;
-    try {
-      for await (const record of reader) {
-        if (record.runToken === encodeToken(taskId) && decodeStoredEvent(record.data).type === 'task.started') starts++;
-      }
-    } finally {
-      await reader.close();
-    }
-    return starts;
-  }
+  const storedTerminals = (caller: VerifiedIdentity, taskId: string) => storedOfTypes(caller, taskId, TERMINAL_TYPES);
+  const storedStarts = async (caller: VerifiedIdentity, taskId: string) =>
+    (await storedOfTypes(caller, taskId, ['task.started'])).length;
 
   /** Waits until the run's state is gone: whatever ended the run is done, its terminal event stored. */
   async function runStateDropped(taskId: string): Promise<void> {
