@@ -84,10 +84,15 @@ export async function republishTerminal(
     }
   }
   if (outcome?.status === 'complete' && saved?.answer !== undefined) {
-    const turn = { task_id: task.task_id, query: task.query, answer: saved.answer, at: occurredAt() };
-    await runStates.appendSessionTurn({ tenant: task.tenant, user: task.user, session: task.session }, turn);
+    await recordTurn(runStates, task, saved.answer);
   }
   if (saved !== null) await runStates.remove(task.task_id);
+}
+
+/** Adds a completed run's query and answer to its session's earlier turns (the prompts of its later runs). */
+function recordTurn(runStates: RunStateRepository, task: TaskRecord, answer: string): Promise<void> {
+  const turn = { task_id: task.task_id, query: task.query, answer, at: occurredAt() };
+  return runStates.appendSessionTurn({ tenant: task.tenant, user: task.user, session: task.session }, turn);
 }
 
 /** The outcome a terminal task row tells by itself: a completion or a failure (a cancellation's reason is not in it). */
@@ -200,8 +205,7 @@ async function afterTerminal(run: RunLoop, outcome: TerminalOutcome, answer: str
   const { runStates } = run.deps;
   const jobs: Promise<unknown>[] = [];
   if (outcome.status === 'complete' && answer !== undefined) {
-    const turn = { task_id: run.taskId, query: run.task.query, answer, at: occurredAt() };
-    jobs.push(runStates.appendSessionTurn(run.owner, turn));
+    jobs.push(recordTurn(runStates, run.task, answer));
   }
   if (outcome.status === 'cancelled') jobs.push(cascadeCancel(run.deps, run.task, run.cancel?.hard ?? false));
   for (const result of await Promise.allSettled(jobs)) {
