@@ -71,6 +71,7 @@ async function requestApproval(
     requested_at: requestedAt.toISOString(),
     ...(timeout === undefined ? {} : { expires_at: new Date(requestedAt.getTime() + timeout * 1000).toISOString() }),
   };
+  run.assertLease();
   await run.deps.runStates.createPause(record);
   run.pausesOpened = true;
   run.events.emit('tool.approval_requested', {

@@ -121,6 +121,8 @@ export async function applyControl(run: RunLoop, envelope: Envelope, receipt: Co
     }
     return;
   }
+  // Another executor has the run (and hears its controls too) once this one's lease is stale.
+  if (!run.leaseHeld()) return;
   let first: boolean;
   try {
     first = await run.deps.runStates.recordControl(run.taskId, run.owner, envelope.event_id ?? randomUUID());

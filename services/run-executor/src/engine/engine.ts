@@ -106,7 +106,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     leaseTtlMs: settings.leaseTtlMs,
     drainGraceMs: settings.drainGraceMs,
     drainUnsafeCallMs: settings.drainUnsafeCallMs,
-    createRun: (taskId, deliveryCount) => new RunLoop(taskId, deps, deliveryCount),
+    createRun: (taskId, deliveryCount, holdsLease) => new RunLoop(taskId, deps, deliveryCount, holdsLease),
   });
   ref.consumer = consumer;
   consumer.start();

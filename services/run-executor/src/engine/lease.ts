@@ -12,11 +12,24 @@ import type { LeaseRepository } from '../store/lease.repository.ts';
  * A holder that cannot reach the store keeps running its runs, but not past
  * {@link STALE_FRACTION} of the lease's lifetime since it last set its
  * expiry: then it gives the lease up itself (`onLost`), before another
- * executor may take the run over, so that two never run it at once.
+ * executor may take the run over, so that two never run it at once. And a
+ * run asks {@link LeaseManager.holds} before each of its writes and events:
+ * a holder whose process stood still past the expiry (a stop signal, a
+ * suspended machine, a very long pause) learns on its own clock, before its
+ * heartbeat hears it from the store, that the run may be someone else's.
  */
 
 /** The part of `ttlMs` after which a lease its holder could not extend is given up. */
 export const STALE_FRACTION = 2 / 3;
+
+/**
+ * The part of `ttlMs`, counted from when the holder last set the expiry,
+ * within which it may still write and publish for the run. The rest is the
+ * margin for the clocks of two executors' machines to differ; it is wider
+ * than {@link STALE_FRACTION} so that a heartbeat a little late under load
+ * (every third of `ttlMs`) does not give a run up.
+ */
+export const ACTIVE_FRACTION = 5 / 6;
 
 /** A held lease. */
 export interface Lease {
@@ -36,6 +49,12 @@ export interface LeaseManager {
    * for {@link STALE_FRACTION} of its lifetime (the write failing).
    */
   refreshAll(): Promise<void>;
+  /**
+   * True while this holder may act for the run: it holds `lease` and set
+   * its expiry less than {@link ACTIVE_FRACTION} of `ttlMs` ago. Otherwise
+   * the lease is given up on the spot (`onLost`) and false is returned.
+   */
+  holds(lease: Lease): boolean;
   /** Gives the lease up (best effort: an expired lease is someone else's to take anyway). */
   release(lease: Lease): Promise<void>;
 }
@@ -98,6 +117,13 @@ export function createLeaseManager(repository: LeaseRepository, options: LeaseOp
         if (lost.has(taskId)) lose(taskId);
         else setAt.set(lease, at);
       }
+    },
+
+    holds(lease): boolean {
+      if (held.get(lease.taskId) !== lease) return false;
+      if (now() - (setAt.get(lease) ?? 0) < ttlMs * ACTIVE_FRACTION) return true;
+      lose(lease.taskId);
+      return false;
     },
 
     async release(lease): Promise<void> {

@@ -35,7 +35,8 @@ export interface RunConsumerOptions {
   /** How much longer an unsafe tool call in flight at the end of the grace period may take (see `RunLoop.requestHandback`). */
   readonly drainUnsafeCallMs: number;
   /** Creates the run of a claimed task. */
-  readonly createRun: (taskId: string, deliveryCount: number) => RunLoop;
+  /** `holdsLease` answers, before each of the run's writes and events, whether it may still act (see `LeaseManager.holds`). */
+  readonly createRun: (taskId: string, deliveryCount: number, holdsLease: () => boolean) => RunLoop;
   /** @default 1000 */
   readonly idlePollMs?: number;
 }
@@ -141,7 +142,8 @@ export function createRunConsumer(options: RunConsumerOptions): RunConsumer {
       item.nak();
       return;
     }
-    const run = options.createRun(taskId, item.deliveryCount);
+    const { lease } = acquired;
+    const run = options.createRun(taskId, item.deliveryCount, () => leases.holds(lease));
     entry.run = run;
     const parent = extractTraceContext((key) => item.header(key));
     const exit = await context.with(parent, () => run.execute());

@@ -27,7 +27,8 @@ import type { StoredEventIds } from './stored-events.ts';
  *
  * After the terminal event is under way the emitter is sealed: LLM, tool and
  * planner events of the run are dropped, so none can follow `task.cancelled`.
- * A run whose lease was lost is silenced altogether.
+ * A run whose lease was lost is silenced altogether, also one whose lease
+ * has gone stale while its process stood still (asked before each event).
  */
 
 /** How long `flush()` keeps trying to store events whose publish found no stream. */
@@ -63,6 +64,8 @@ export interface RunEventsOptions {
   readonly fromSequence?: number;
   /** @default {@link RESTORE_DEADLINE_MS} */
   readonly restoreDeadlineMs?: number;
+  /** Asked before each event: false once the run's lease is no longer this executor's, which silences the emitter. */
+  readonly holdsRun?: () => boolean;
 }
 
 export class RunEvents {
@@ -73,6 +76,7 @@ export class RunEvents {
   readonly #logger: Logger;
   readonly #storedIds: StoredEventIds;
   readonly #restoreDeadlineMs: number;
+  readonly #holdsRun: () => boolean;
   #inFlight = 0;
   #waiters: (() => void)[] = [];
   #failure: unknown;
@@ -94,6 +98,7 @@ export class RunEvents {
     this.#logger = options.logger;
     this.#storedIds = options.storedIds;
     this.#restoreDeadlineMs = options.restoreDeadlineMs ?? RESTORE_DEADLINE_MS;
+    this.#holdsRun = options.holdsRun ?? (() => true);
     this.#highest = options.fromSequence ?? 0;
     this.#settled = this.#highest;
   }
@@ -105,6 +110,7 @@ export class RunEvents {
 
   /** True when an event of `type` would be dropped now. */
   dropped(type: string): boolean {
+    if (!this.#silenced && !this.#holdsRun()) this.#silenced = true;
     return this.#silenced || (this.#sealed && SEALED_PREFIXES.some((p) => type.startsWith(p)));
   }
 

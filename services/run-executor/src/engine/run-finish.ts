@@ -174,6 +174,7 @@ export function ownerIdentity(task: TaskRecord): VerifiedIdentity {
  */
 export async function finishRun(run: RunLoop, outcome: TerminalOutcome, answer?: string): Promise<void> {
   if (run.terminated) return;
+  run.assertLease();
   run.terminated = true;
   // Its last call's cost goes out now, before the end can be seen (a completion also waits for it: run-step).
   run.sendHeldCost();
@@ -183,6 +184,7 @@ export async function finishRun(run: RunLoop, outcome: TerminalOutcome, answer?:
   const { tasks, runStates } = run.deps;
   await runStates.finish(run.taskId, run.owner, outcome, undefined, answer);
   const error = outcome.error_code === undefined ? undefined : { code: outcome.error_code };
+  run.assertLease();
   const won = await tasks.markTerminal(run.taskId, outcome.status, error);
   if (won) {
     // Before the terminal event: a pause.list snapshot whose sequence is at or past it lists no pause of the run.

@@ -98,6 +98,14 @@ function failureCode(error: unknown): string {
   return RUN_ERROR_CODES.internal;
 }
 
+/** Thrown by {@link RunLoop.assertLease}: the run is no longer this executor's to write. */
+export class RunLeaseLost extends Error {
+  constructor(taskId: string) {
+    super(`the lease of run ${taskId} is no longer held here`);
+    this.name = 'RunLeaseLost';
+  }
+}
+
 export class RunLoop {
   readonly taskId: string;
   readonly deps: RunDeps;
@@ -191,10 +199,14 @@ export class RunLoop {
     if (record !== undefined) this.deferCost(this.deps.governance.recordCost(this.events.quad, record));
   }
 
-  constructor(taskId: string, deps: RunDeps, deliveryCount: number) {
+  /** Whether this executor may still act for the run (its lease; see `LeaseManager.holds`). */
+  readonly #holdsLease: () => boolean;
+
+  constructor(taskId: string, deps: RunDeps, deliveryCount: number, holdsLease: () => boolean = () => true) {
     this.taskId = taskId;
     this.deps = deps;
     this.deliveryCount = deliveryCount;
+    this.#holdsLease = holdsLease;
     this.log = deps.logger.child({ taskId, delivery: deliveryCount });
   }
 
@@ -267,6 +279,22 @@ export class RunLoop {
     this.events?.silence();
     this.#interrupt();
     this.#unsafeAbort.abort();
+  }
+
+  /**
+   * Before each of the run's store writes: throws (and the run stops without
+   * a word, as {@link markLost}) once this executor may no longer act for it.
+   * Its events are checked the same way as they are emitted.
+   */
+  assertLease(): void {
+    if (!this.leaseHeld()) throw new RunLeaseLost(this.taskId);
+  }
+
+  /** False, and the run stops without a word (as {@link markLost}), once this executor may no longer act for it. */
+  leaseHeld(): boolean {
+    if (this.exitRequest !== 'lost' && this.#holdsLease()) return true;
+    this.markLost();
+    return false;
   }
 
   /** True while the run waits for a human (pause or approval). */
@@ -362,6 +390,7 @@ export class RunLoop {
       await this.terminate({ status: 'failed', error_code: code });
       return this.#exit();
     } catch (again) {
+      if (this.exitRequest !== undefined) return this.#exit();
       this.log.warn({ err: again }, 'run could not be ended; it will be retried');
       return { kind: 'retry', delayMs: RETRY_DELAY_MS };
     }
@@ -383,6 +412,7 @@ export class RunLoop {
       logger: this.log,
       storedIds: this.deps.storedEvents,
       fromSequence: task.spawned_sequence ?? 0,
+      holdsRun: this.#holdsLease,
     });
     if (isTerminal(task.status)) {
       // Nothing of the run may run again here; a failure to reach the stream retries the re-publication.

@@ -243,6 +243,7 @@ function recordResult(
 
 /** The one store write of a step, alongside waiting for the step's events. */
 async function checkpoint(run: RunLoop): Promise<void> {
+  run.assertLease();
   const [, flushed] = await Promise.allSettled([
     run.deps.runStates.checkpoint(run.taskId, run.owner, run.state),
     run.events.flush(),

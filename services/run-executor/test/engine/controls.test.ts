@@ -50,6 +50,8 @@ function standInRun() {
     log: { warn: () => undefined, error: () => undefined },
     events: { emit: (type: string, payload: Record<string, unknown>) => void emitted.push({ type, payload }) },
     wake: () => undefined,
+    held: true,
+    leaseHeld: () => run.held,
     deps: {
       bus: {
         nc: {
@@ -60,7 +62,7 @@ function standInRun() {
         },
       },
       runStates: {
-        recordControl: async () => true,
+        recordControl: async (): Promise<boolean> => true,
         resolvePause: async (token: string) => {
           if (resolved.has(token)) return null;
           resolved.add(token);
@@ -136,5 +138,19 @@ describe('control inbox', () => {
       { type: 'control.received', payload: { Type: 'approve', Outcome: 'received', Err: '' } },
       { type: 'control.rejected', payload: { Type: 'approve', Reason: 'internal', CallerScope: 'owner_user' } },
     ]);
+  });
+  it('neither records nor narrates a control once the run is no longer held here (its lease gone stale)', async () => {
+    const { run, emitted, verdicts, send } = standInRun();
+    let recorded = 0;
+    run.deps.runStates.recordControl = async () => {
+      recorded++;
+      return true;
+    };
+    run.held = false;
+    send('approve', {}, 'a');
+    await run.controls;
+    expect(recorded).toBe(0);
+    expect(verdicts).toEqual([]);
+    expect(emitted).toEqual([]);
   });
 });

@@ -116,6 +116,33 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
     expect(ofType(watch.events, 'tool.invoked').filter((e) => e.payload.ToolName === 'side_effect')).toHaveLength(1);
   });
 
+  it('an executor stopped (SIGSTOP) past its lease says and writes nothing more of the run once it goes on (SIGCONT)', async () => {
+    const frozen = await startExecutor();
+    const caller = newCaller();
+    const { taskId, watch } = await startRun(
+      caller,
+      '#script tool:echo{n:1};tool:wait{ms:1500};tool:echo{n:2};finish:done',
+    );
+    await watch.until((e) => e.type === 'tool.invoked' && e.payload.ToolName === 'wait');
+    frozen.child.kill('SIGSTOP');
+    await startExecutor();
+    const terminal = await watch.terminal(20_000);
+    expect(terminal.type).toBe('task.completed');
+    // Its wait is overdue and its heartbeat not yet told of the loss: without a check of its own it would go on.
+    frozen.child.kill('SIGCONT');
+    await sleep(2_000);
+    watch.stop();
+    expect(watch.events.at(-1)).toEqual(terminal);
+    expect(watch.events.filter((e) => TERMINAL_TYPES.includes(e.type))).toHaveLength(1);
+    expect(completedTools(watch.events)).toEqual(['echo', 'wait', 'echo']);
+    expect(frozen.child.exitCode).toBeNull();
+    // Nor did it write the run's state back after the run ended: a new executor finds nothing left to do.
+    const { task } = (await rpc.call('run-executor', 'tasks.get', caller, { identity: {}, task_id: taskId })) as {
+      task: { status: string };
+    };
+    expect(task.status).toBe('complete');
+  });
+
   it('runs every run once when two live executors pull the same queue', async () => {
     await Promise.all([startExecutor({ EXECUTOR_CONCURRENCY: '2' }), startExecutor({ EXECUTOR_CONCURRENCY: '2' })]);
     // Either process may have answered both health checks: wait until both serve.

@@ -168,4 +168,36 @@ describe('lease manager', () => {
     await a.refreshAll();
     expect(lost).toEqual(['task-1']);
   });
+  it('holds a lease for five sixths of its lifetime since the expiry was last set, then gives it up on its own clock', async () => {
+    const lost: string[] = [];
+    const a = createLeaseManager(createLeaseRepository(store), {
+      owner: 'a',
+      ttlMs: 600,
+      now,
+      onLost: (id) => lost.push(id),
+    });
+    const acquired = await a.acquire('task-1');
+    if (!acquired.ok) throw new Error('not acquired');
+    clock += 499;
+    expect(a.holds(acquired.lease)).toBe(true);
+    clock += 1; // 500 ms, five sixths of 600, and no heartbeat since: the process stood still.
+    expect(a.holds(acquired.lease)).toBe(false);
+    expect(lost).toEqual(['task-1']);
+    // Given up for good: a later heartbeat neither extends it nor reports it again.
+    await a.refreshAll();
+    expect(a.holds(acquired.lease)).toBe(false);
+    expect(lost).toEqual(['task-1']);
+  });
+
+  it('counts a lease as held again from each extension, and not once released', async () => {
+    const a = createLeaseManager(createLeaseRepository(store), { owner: 'a', ttlMs: 600, now, onLost: () => {} });
+    const acquired = await a.acquire('task-1');
+    if (!acquired.ok) throw new Error('not acquired');
+    clock += 400;
+    await a.refreshAll();
+    clock += 400;
+    expect(a.holds(acquired.lease)).toBe(true);
+    await a.release(acquired.lease);
+    expect(a.holds(acquired.lease)).toBe(false);
+  });
 });
