@@ -45,7 +45,7 @@ export const RecordCostRequest = z.strictObject({
   cost_usd: z.number().nonnegative().describe('cost of the call in USD'),
   tokens_in: z.int().nonnegative(),
   tokens_out: z.int().nonnegative(),
-  call_id: Name.optional().describe('idempotency key of the call, e.g. "<run>:<step>:<attempt>"'),
+  call_id: Name.optional().describe('idempotency key of the call, e.g. "<run>:<step>:<attempt>:<claim>"'),
 });
 export type RecordCostRequest = z.infer<typeof RecordCostRequest>;
 

@@ -64,7 +64,7 @@ export interface CostRecord {
   readonly costUsd: number;
   readonly tokensIn: number;
   readonly tokensOut: number;
-  /** Idempotency key: `<run>:<step>:<attempt>`. */
+  /** Idempotency key: `<run>:<step>:<attempt>:<claim>` (see `GovernedCallContext.claim`). */
   readonly callId: string;
 }
 

@@ -27,7 +27,7 @@ import type { Admission, CostRecord, FailoverTarget, Governance, RunQuad } from 
  *    next provider of the tier's chain (its key from
  *    `_governance.provider_key`), admits again and retries there; the run
  *    keeps the provider it failed over to for its later steps;
- * 4. the cost, with `call_id = <run>:<step>:<attempt>`, is held by the run
+ * 4. the cost, with `call_id = <run>:<step>:<attempt>:<claim>`, is held by the run
  *    (`holdCost`) for the next call's admission to carry; the run sends it
  *    by `_governance.record_cost` itself when no admission takes it soon,
  *    and before the run ends. An admission that fails other than by a
@@ -53,6 +53,12 @@ export class ProviderFailure extends Error {
 /** What the call needs from its run. */
 export interface GovernedCallContext {
   readonly taskId: string;
+  /**
+   * This executor's claim of the run, in every call id: a step replayed by a
+   * later claim (after a crash or a hand-back) calls the provider again, and
+   * that call's cost is a record of its own, not a duplicate of the first.
+   */
+  readonly claim: string;
   readonly quad: RunQuad;
   readonly llm: RunLlm;
   readonly governance: Governance;
@@ -151,7 +157,7 @@ export async function governedCompletion(
       costUsd,
       tokensIn: result.usage.input_tokens,
       tokensOut: result.usage.output_tokens,
-      callId: `${ctx.taskId}:${stepNo}:${attempt}`,
+      callId: `${ctx.taskId}:${stepNo}:${attempt}:${ctx.claim}`,
     });
     // A provider may return after a hard cancel or a drain stopped the run: the call's tokens are spent, but
     // its decision (maybe from a cut-short answer) must not be acted on.

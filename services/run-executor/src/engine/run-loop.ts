@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { isServiceError } from '@ars/contracts';
 import type { Bus, Subscription } from '@ars/bus';
 import { isStoreError, STORE_ERROR_KINDS } from '@ars/store';
@@ -111,6 +112,8 @@ export class RunLoop {
   readonly deps: RunDeps;
   readonly log: Logger;
   readonly deliveryCount: number;
+  /** This claim of the run (a redelivery or a re-enqueued run is another): part of each LLM call's id. */
+  readonly claim = randomBytes(4).toString('hex');
   /** Aborts the run's LLM calls and its read-only and idempotent tool calls: a hard cancel, a hand-back, a lost lease. */
   readonly abort = new AbortController();
   /** Aborts an unsafe tool call: a hard cancel and a lost lease at once, a hand-back only when its allowance ends. */

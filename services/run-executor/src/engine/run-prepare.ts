@@ -114,6 +114,7 @@ async function providerKey(run: RunLoop, agent: AgentRunConfig): Promise<string 
 function callContext(run: RunLoop): GovernedCallContext {
   return {
     taskId: run.taskId,
+    claim: run.claim,
     quad: run.events.quad,
     llm: run.llm,
     governance: run.deps.governance,

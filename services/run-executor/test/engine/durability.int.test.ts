@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
 import { connectBus, createRpcClient, pingServices, startNatsServer } from '@ars/bus';
 import type { Bus, NatsServerHandle, RpcClient, ServedService } from '@ars/bus';
-import { mostAtOnce, newCaller, serveEngineFakes, TERMINAL_TYPES, watchRun } from './harness.ts';
+import { mostAtOnce, newCaller, serveEngineFakes, serveGovernanceFake, TERMINAL_TYPES, watchRun } from './harness.ts';
 import type { RunWatch } from './harness.ts';
 
 /**
@@ -114,6 +114,31 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
     expect(ofType(watch.events, 'task.started')).toHaveLength(1);
     expect(completedTools(watch.events)).toEqual(['echo', 'side_effect', 'wait', 'echo']);
     expect(ofType(watch.events, 'tool.invoked').filter((e) => e.payload.ToolName === 'side_effect')).toHaveLength(1);
+  });
+
+  it('records the cost of a step replayed after a SIGKILL as a call of its own: the provider was called twice', async () => {
+    const governance = await serveGovernanceFake(bus);
+    fakes.push(governance.served);
+    const first = await startExecutor();
+    const caller = newCaller();
+    const { taskId, watch } = await startRun(caller, '#script cost:0.5;tool:wait{ms:4000};finish:done');
+    // Step 1's cost is sent on its own while its tool call waits (nothing else carries it within a second).
+    for (let i = 0; governance.recorded.length === 0; i++) {
+      if (i > 100) throw new Error('the first call cost was not recorded');
+      await sleep(50);
+    }
+    first.child.kill('SIGKILL');
+    await first.exited;
+    await startExecutor();
+    const terminal = await watch.terminal(20_000);
+    watch.stop();
+    expect(terminal.type).toBe('task.completed');
+    // Step 1 twice (before the crash and replayed), then step 2: three provider calls, three records.
+    expect(ofType(watch.events, 'llm.cost.recorded')).toHaveLength(3);
+    const ids = governance.recorded.map((r) => r.call_id);
+    expect(new Set(ids).size).toBe(3);
+    expect(ids.every((id) => id.startsWith(`${taskId}:`))).toBe(true);
+    expect(governance.recorded.reduce((sum, r) => sum + r.cost_usd, 0)).toBeCloseTo(1.5);
   });
 
   it('an executor stopped (SIGSTOP) past its lease says and writes nothing more of the run once it goes on (SIGCONT)', async () => {

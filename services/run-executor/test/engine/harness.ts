@@ -158,6 +158,37 @@ export async function serveEngineFakes(
   ];
 }
 
+/** A cost governance was asked to record (`_governance.record_cost`, or `record_cost` of an admission). */
+export interface RecordedCost {
+  readonly call_id: string;
+  readonly cost_usd: number;
+}
+
+/**
+ * Serves a governance fake on `bus` that admits every LLM call as asked and
+ * keeps every cost it is asked to record, duplicates included.
+ */
+export async function serveGovernanceFake(bus: Bus): Promise<{ served: ServedService; recorded: RecordedCost[] }> {
+  const recorded: RecordedCost[] = [];
+  const admit = async ({ body }: RpcRequest) => {
+    const b = body as { requested_max_tokens: number; record_cost?: RecordedCost };
+    if (b.record_cost !== undefined) recorded.push(b.record_cost);
+    return { tier: 'standard', max_tokens: b.requested_max_tokens, clipped: false, wait_ms: 0 };
+  };
+  const record = async ({ body }: RpcRequest) => {
+    recorded.push(body as RecordedCost);
+    return { duplicate: false };
+  };
+  const served = await serveService(bus, {
+    service: 'governance',
+    version: '0.0.1',
+    instanceId: 'fake-governance',
+    handlers: { '_governance.admit_llm_call': admit, '_governance.record_cost': record },
+    logger: createLogger({ name: 'fakes', level: 'silent' }),
+  });
+  return { served, recorded };
+}
+
 /** Options of {@link startEngineHarness}. */
 export interface EngineHarnessOptions {
   /** Wraps the store the service uses (faults for crash tests); `EngineHarness.store` stays the plain one. */

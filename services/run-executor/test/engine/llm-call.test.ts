@@ -80,6 +80,7 @@ function context(llm: RunLlm, governance: Governance, overrides: Partial<Governe
   const held: CostRecord[] = [];
   const ctx: GovernedCallContext & { deferred: Promise<void>[]; held: CostRecord[] } = {
     taskId: 'r',
+    claim: 'c1',
     quad,
     llm,
     governance,
@@ -121,7 +122,7 @@ describe('a governed LLM call', () => {
     expect(governance.admitted).toEqual([{ model: 'm1', requestedMaxTokens: 2000 }]);
     expect(p.seen[0]?.params).toMatchObject({ model: 'm1', max_tokens: 500 });
     expect(ctx.held).toEqual([
-      { model: 'm1', tier: 'standard', costUsd: 0.25, tokensIn: 1000, tokensOut: 500, callId: 'r:3:1' },
+      { model: 'm1', tier: 'standard', costUsd: 0.25, tokensIn: 1000, tokensOut: 500, callId: 'r:3:1:c1' },
     ]);
     expect(ctx.deferred).toHaveLength(0);
   });
@@ -134,9 +135,20 @@ describe('a governed LLM call', () => {
     );
     await governedCompletion(ctx, request, 1);
     await governedCompletion(ctx, request, 2);
-    expect(governance.admitted.map((a) => a.recordFirst?.callId)).toEqual([undefined, 'r:1:1']);
-    expect(ctx.held.map((r) => r.callId)).toEqual(['r:2:1']);
+    expect(governance.admitted.map((a) => a.recordFirst?.callId)).toEqual([undefined, 'r:1:1:c1']);
+    expect(ctx.held.map((r) => r.callId)).toEqual(['r:2:1:c1']);
     expect(governance.costs).toEqual([]);
+  });
+
+  it('gives the same step called again by a later claim of the run (a replay) a call id of its own', async () => {
+    const governance = fakeGovernance({});
+    const llm: RunLlm = { provider: provider(() => result('m', 0.5)), settings: { kind: 'scripted' }, params: {} };
+    const first = context(llm, governance, { claim: 'c1' });
+    const replay = context(llm, governance, { claim: 'c2' });
+    await governedCompletion(first, request, 1);
+    await governedCompletion(replay, request, 1);
+    const ids = [...first.held, ...replay.held].map((r) => r.callId);
+    expect(ids).toEqual(['r:1:1:c1', 'r:1:1:c2']);
   });
 
   it('sends the held cost on its own when the admission fails other than by a refusal', async () => {
@@ -206,7 +218,7 @@ describe('a governed LLM call', () => {
       interrupted: () => interrupted,
     });
     await expect(governedCompletion(ctx, request, 1)).resolves.toBeUndefined();
-    expect(ctx.held).toEqual([expect.objectContaining({ costUsd: 0.25, callId: 'r:1:1' })]);
+    expect(ctx.held).toEqual([expect.objectContaining({ costUsd: 0.25, callId: 'r:1:1:c1' })]);
   });
 
   it('lets a refusal through without calling the provider', async () => {
@@ -243,7 +255,7 @@ describe('a governed LLM call', () => {
     ]);
     expect(governance.admitted.map((a) => a.model)).toEqual(['gpt-x', 'gpt-x']);
     expect(ctx.llm.settings).toMatchObject({ kind: 'scripted', name: 'backup' });
-    expect(ctx.held).toEqual([expect.objectContaining({ callId: 'r:2:2' })]);
+    expect(ctx.held).toEqual([expect.objectContaining({ callId: 'r:2:2:c1' })]);
   });
 
   it('fails with ProviderFailure when the chain has nothing left', async () => {
