@@ -17,7 +17,10 @@ import type {
  * A call succeeds only with a finished response (a chunk carrying a
  * `finish_reason`) within its deadlines; a cut-short, stalled or overlong
  * stream throws {@link OpenAiResponseError}, and one stopped by the run's
- * signal throws the abort.
+ * signal throws the abort. A response the provider's filter withheld
+ * (`content_filter`) throws too; one that reached `max_tokens` (`length`) is
+ * the model's answer up to that cap, and a tool call cut there has arguments
+ * that do not parse (`tool.invalid_args`, fed back to the model).
  */
 
 type MessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -89,12 +92,12 @@ interface StreamRead {
   reasoning: string;
   calls: ToolCallAccumulator[];
   usage: TokenUsage | undefined;
-  /** A chunk carried a `finish_reason`: the model ended its answer (a stream cut short never says so). */
-  finished: boolean;
+  /** The `finish_reason` a chunk carried: the model ended its answer (a stream cut short never says so). */
+  finishReason: string | undefined;
 }
 
 /** Why a response could not be used; the call fails like any provider error (failover, else `llm_error`). */
-export type ResponseFailure = 'stalled' | 'too_long' | 'unfinished';
+export type ResponseFailure = 'stalled' | 'too_long' | 'unfinished' | 'content_filter';
 
 /** A streamed response that stalled, ran past its deadline, or ended without finishing. */
 export class OpenAiResponseError extends Error {
@@ -215,7 +218,7 @@ async function readStream(
   deadline: StreamDeadline,
   onChunk: CompletionRequest['onChunk'],
 ): Promise<StreamRead> {
-  const read: StreamRead = { content: '', reasoning: '', calls: [], usage: undefined, finished: false };
+  const read: StreamRead = { content: '', reasoning: '', calls: [], usage: undefined, finishReason: undefined };
   for await (const chunk of stream) {
     deadline.touch();
     if (chunk.usage) {
@@ -223,7 +226,7 @@ async function readStream(
     }
     const choice = chunk.choices[0];
     if (choice === undefined) continue;
-    if (choice.finish_reason) read.finished = true;
+    if (choice.finish_reason) read.finishReason = choice.finish_reason;
     const delta = choice.delta as
       (OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string | null }) | undefined;
     if (delta === undefined) continue;
@@ -298,7 +301,16 @@ export function createOpenAiProvider(settings: OpenAiSettings): LlmProvider {
         const read = await readStream(stream, deadline, request.onChunk);
         const failure = stopped();
         if (failure !== undefined) throw failure;
-        if (!read.finished) throw new OpenAiResponseError('unfinished', 'the response ended without a finish_reason');
+        if (read.finishReason === undefined) {
+          throw new OpenAiResponseError('unfinished', 'the response ended without a finish_reason');
+        }
+        // Withheld by the provider's filter: what came is not the model's answer (another provider may give one).
+        if (read.finishReason === 'content_filter') {
+          throw new OpenAiResponseError(
+            'content_filter',
+            'the provider withheld the response (finish_reason content_filter)',
+          );
+        }
         return resultOf(request, model, read);
       } catch (error) {
         throw stopped() ?? error;

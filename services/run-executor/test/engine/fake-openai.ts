@@ -26,6 +26,10 @@ export const FAKE_OPENAI_BEHAVIOURS = {
   serverError: 'server-error',
   /** An event stream whose first `data:` line is not JSON. */
   malformed: 'malformed',
+  /** A content chunk, then `finish_reason: content_filter`: the provider withheld the rest. */
+  contentFilter: 'content-filter',
+  /** A content chunk, then `finish_reason: length`: the answer reached `max_tokens`. */
+  maxTokens: 'max-tokens',
 } as const;
 export type FakeOpenAiBehaviour = (typeof FAKE_OPENAI_BEHAVIOURS)[keyof typeof FAKE_OPENAI_BEHAVIOURS];
 
@@ -118,6 +122,12 @@ function respond(behaviour: string, res: ServerResponse, body: { messages: { rol
     case FAKE_OPENAI_BEHAVIOURS.serverError:
       res.writeHead(500, { 'content-type': 'application/json', 'retry-after-ms': '1' });
       return void res.end(JSON.stringify({ error: { message: 'internal error', type: 'server_error' } }));
+    case FAKE_OPENAI_BEHAVIOURS.contentFilter:
+    case FAKE_OPENAI_BEHAVIOURS.maxTokens:
+      startEvents(res);
+      send(res, chunk({ role: 'assistant', content: PARTIAL }));
+      send(res, chunk({}, behaviour === FAKE_OPENAI_BEHAVIOURS.maxTokens ? 'length' : 'content_filter'));
+      return void res.end('data: [DONE]\n\n');
     case FAKE_OPENAI_BEHAVIOURS.malformed:
       startEvents(res);
       return void res.end('data: {"id": "c1", "choices": [oops\n\n');

@@ -193,6 +193,19 @@ describe('openai provider', () => {
     expect(ofType(events, 'planner.decision')).toEqual([]);
   });
 
+  it('fails a run whose answer the provider withheld (finish_reason content_filter) with llm_error, not with what came before', async () => {
+    const { taskId, terminal, events } = await run(FAKE_OPENAI_BEHAVIOURS.contentFilter);
+    expect(terminal.payload).toEqual({ TaskID: taskId, ErrorCode: 'llm_error' });
+    expect(ofType(events, 'planner.decision')).toEqual([]);
+  });
+
+  it('completes a run whose answer reached max_tokens (finish_reason length) instead of failing it', async () => {
+    const { taskId, terminal, events } = await run(FAKE_OPENAI_BEHAVIOURS.maxTokens);
+    expect(terminal.type).toBe('task.completed');
+    expect(ofType(events, 'planner.decision').map((e) => e.payload.DecisionKind)).toHaveLength(1);
+    expect(await h.tasks.getTask(taskId)).toMatchObject({ status: 'complete' });
+  });
+
   describe('the provider alone', () => {
     /** One call of the provider on `behaviour`; `onChunk` sees each piece. */
     function complete(
