@@ -48,6 +48,11 @@ export type TaskListRequest = z.infer<typeof TaskListRequest>;
 export const TaskListResponse = versioned({
   ...pageOf(Task),
   counts: StatusCounts,
+  counts_complete: z
+    .boolean()
+    .describe(
+      "false when counting stopped at the embedded store's limit (10,000 tasks): each counter is then a lower bound",
+    ),
   sequence: Sequence,
 });
 export type TaskListResponse = z.infer<typeof TaskListResponse>;

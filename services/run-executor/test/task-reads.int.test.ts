@@ -28,6 +28,7 @@ interface ListPage {
   items: TaskView[];
   next_cursor?: string;
   counts: Record<string, number>;
+  counts_complete: boolean;
   sequence: number;
   protocol_version: string;
 }
@@ -183,6 +184,7 @@ describe('tasks.get and tasks.list', () => {
       const page = await list(caller, { filter: { status: ['failed', 'pending'] } });
       expect(page.items.map((t) => t.task_id).sort()).toEqual([b.task_id, c.task_id].sort());
       expect(page.counts).toEqual({ pending: 1, running: 1, paused: 0, complete: 0, failed: 1, cancelled: 0 });
+      expect(page.counts_complete).toBe(true);
       const failed = page.items.find((t) => t.task_id === b.task_id);
       expect(failed).toMatchObject({ status: 'failed', error_code: 'tool_failed' });
       expect(failed).toHaveProperty('ended_at');

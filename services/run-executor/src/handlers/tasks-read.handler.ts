@@ -97,7 +97,9 @@ function getTask(deps: ApiDeps): RpcHandler {
 
 /**
  * `tasks.list` (R, XA): newest first, cursor pagination, per-status
- * counters over the whole filter except `filter.status`, and `sequence`.
+ * counters over the whole filter except `filter.status` (`counts_complete`
+ * false when the embedded store stopped counting at its limit: each is
+ * then a lower bound), and `sequence`.
  *
  * Scope: the caller's verified session (send `X-Service-Session: <id>` to
  * list that conversation's turns). To list every session of the caller use
@@ -124,7 +126,7 @@ function listTasks(deps: ApiDeps): RpcHandler {
     const maxBytes = readBudget(deps);
     const views = pageViews((task: TaskRecord) => toTaskView(task), { maxBytes, shorten: abbreviateTask });
     const sequence = await readSnapshotSequence(deps.bus);
-    const [page, counts] = await Promise.all([
+    const [page, tally] = await Promise.all([
       withCursor(() =>
         deps.tasks.listTasks(filter, { limit: request.limit, cursor: request.cursor, budget: views.budget(maxBytes) }),
       ),
@@ -133,7 +135,8 @@ function listTasks(deps: ApiDeps): RpcHandler {
     return {
       items: page.items.map(views.view),
       ...(page.next_cursor === null ? {} : { next_cursor: page.next_cursor }),
-      counts: statusCounts(counts),
+      counts: statusCounts(tally.counts),
+      counts_complete: tally.complete,
       sequence,
       protocol_version: PROTOCOL_VERSION,
     };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '@ars/store';
 import { newTaskRecord } from '../../src/domain/start.ts';
-import { createTaskRepository } from '../../src/store/task.repository.ts';
+import { createTaskRepository, EMBEDDED_COUNT_LIMIT } from '../../src/store/task.repository.ts';
 
 function record(taskId: string) {
   return newTaskRecord({
@@ -54,6 +54,34 @@ describe('task repository (embedded, on disk)', () => {
       expect(await store.collection('tasks').dropIndex({ tenant: 1, created_at: -1 })).toBe(false);
       expect(await store.collection('tasks').dropIndex({ tenant: 1, user: 1, session: 1, created_at: -1 })).toBe(false);
       expect((await tasks.listTasks({ tenant: 't', user: 'u', session: 's' }, { limit: 10 })).items).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
+  });
+  it('counts every status exactly up to EMBEDDED_COUNT_LIMIT tasks, and says when it stopped there', async () => {
+    const store = await openStore({ dataDir, database: 'run-executor', engine: 'sqlite' });
+    try {
+      const tasks = await createTaskRepository(store);
+      const scope = { tenant: 't', user: 'u', session: 's' };
+      const ids = Array.from({ length: EMBEDDED_COUNT_LIMIT }, (_, i) => `task-${String(i).padStart(6, '0')}`);
+      await Promise.all(ids.map((id) => tasks.insertTask(record(id))));
+      for (const id of ids.slice(0, 3)) await tasks.markRunning(id);
+      await tasks.markTerminal(ids[0] as string, 'failed', { code: 'llm_error' });
+      expect(await tasks.countByStatus(scope)).toEqual({
+        counts: { pending: EMBEDDED_COUNT_LIMIT - 3, running: 2, paused: 0, complete: 0, failed: 1, cancelled: 0 },
+        complete: true,
+      });
+      // One more than the limit: what was counted is a lower bound of each status.
+      await tasks.insertTask(record('task-extra'));
+      const capped = await tasks.countByStatus(scope);
+      expect(capped.complete).toBe(false);
+      expect(Object.values(capped.counts).reduce((a, b) => a + b, 0)).toBe(EMBEDDED_COUNT_LIMIT);
+      expect(capped.counts.pending).toBeGreaterThanOrEqual(EMBEDDED_COUNT_LIMIT - 3);
+      // A narrower filter under the limit is exact again.
+      expect(await tasks.countByStatus({ ...scope, _id: { $in: ids.slice(0, 3) } })).toEqual({
+        counts: { pending: 0, running: 2, paused: 0, complete: 0, failed: 1, cancelled: 0 },
+        complete: true,
+      });
     } finally {
       await store.close();
     }
