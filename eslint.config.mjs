@@ -28,7 +28,7 @@ export default tseslint.config(
   { files: ['libs/auth/**'], rules: restrict([driverOwners[0], driverOwners[1], noDeepImports, noServices]) },
   {
     // Test files and the CLI talk to people and terminals; tests may reach into their own package's src.
-    files: ['**/test/**', 'test-e2e/**', 'bench/**', 'libs/cli/**'],
+    files: ['**/test/**', 'test-e2e/**', 'bench/**', '**/bench/**', 'libs/cli/**'],
     rules: { 'no-console': 'off' },
   },
 );
