@@ -89,6 +89,13 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
     }
   }
 
+  /** SIGKILLs `executor` in the middle of its work and starts another on the same data directory. */
+  async function crashOver(executor: Executor): Promise<void> {
+    executor.child.kill('SIGKILL');
+    await executor.exited;
+    await startExecutor();
+  }
+
   async function startRun(caller: VerifiedIdentity, query: string): Promise<{ taskId: string; watch: RunWatch }> {
     const { task_id: taskId } = (await rpc.call('run-executor', 'start', caller, { identity: {}, query })) as {
       task_id: string;
@@ -104,9 +111,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
       '#script tool:echo{n:1};tool:side_effect{};tool:wait{ms:2000};tool:echo{n:2};finish:done',
     );
     await watch.until((e) => e.type === 'tool.invoked' && e.payload.ToolName === 'wait');
-    first.child.kill('SIGKILL');
-    await first.exited;
-    await startExecutor();
+    await crashOver(first);
     const terminal = await watch.terminal(20_000);
     watch.stop();
     expect(terminal.type).toBe('task.completed');
@@ -127,9 +132,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
       if (i > 100) throw new Error('the first call cost was not recorded');
       await sleep(50);
     }
-    first.child.kill('SIGKILL');
-    await first.exited;
-    await startExecutor();
+    await crashOver(first);
     const terminal = await watch.terminal(20_000);
     watch.stop();
     expect(terminal.type).toBe('task.completed');
@@ -227,9 +230,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
     const caller = newCaller();
     const { taskId, watch } = await startRun(caller, '#script tool:side_effect{ms:5000};finish:done');
     await watch.until((e) => e.type === 'tool.invoked' && e.payload.ToolName === 'side_effect');
-    first.child.kill('SIGKILL');
-    await first.exited;
-    await startExecutor();
+    await crashOver(first);
     const terminal = await watch.terminal(20_000);
     watch.stop();
     expect(terminal.payload).toEqual({ TaskID: taskId, ErrorCode: 'tool_outcome_unknown' });

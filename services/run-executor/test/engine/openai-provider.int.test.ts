@@ -168,35 +168,20 @@ describe('openai provider', () => {
     expect(await h.tasks.getTask(taskId)).toMatchObject({ status: 'cancelled' });
   });
 
-  it('fails a run whose provider answers HTTP 200 with an HTML page with llm_error', async () => {
-    const { taskId, terminal, events } = await run(FAKE_OPENAI_BEHAVIOURS.html);
-    expect(terminal.payload).toEqual({ TaskID: taskId, ErrorCode: 'llm_error' });
-    expect(ofType(events, 'planner.decision')).toEqual([]);
-  });
-
-  it('fails a run whose stream ends without a finish_reason with llm_error, not with the partial answer', async () => {
-    const { taskId, terminal, events } = await run(FAKE_OPENAI_BEHAVIOURS.truncated);
+  it.each([
+    ['answers HTTP 200 with an HTML page', FAKE_OPENAI_BEHAVIOURS.html],
+    ['ends its stream without a finish_reason (the partial answer is not one)', FAKE_OPENAI_BEHAVIOURS.truncated],
+    ['answers an HTTP error, no failover being left', FAKE_OPENAI_BEHAVIOURS.serverError],
+    ['sends a data: line that is not JSON', FAKE_OPENAI_BEHAVIOURS.malformed],
+    [
+      'withholds the answer (finish_reason content_filter; what came before is not one)',
+      FAKE_OPENAI_BEHAVIOURS.contentFilter,
+    ],
+  ])('fails a run whose provider %s with llm_error, deciding nothing', async (_, behaviour) => {
+    const { taskId, terminal, events } = await run(behaviour);
     expect(terminal.payload).toEqual({ TaskID: taskId, ErrorCode: 'llm_error' });
     expect(ofType(events, 'planner.decision')).toEqual([]);
     expect(await h.tasks.getTask(taskId)).toMatchObject({ status: 'failed', error_code: 'llm_error' });
-  });
-
-  it('fails a run with llm_error on an HTTP error when no failover is left', async () => {
-    const { taskId, terminal } = await run(FAKE_OPENAI_BEHAVIOURS.serverError);
-    expect(terminal.payload).toEqual({ TaskID: taskId, ErrorCode: 'llm_error' });
-    expect(await h.tasks.getTask(taskId)).toMatchObject({ status: 'failed', error_code: 'llm_error' });
-  });
-
-  it('fails a run with llm_error on a data: line that is not JSON', async () => {
-    const { taskId, terminal, events } = await run(FAKE_OPENAI_BEHAVIOURS.malformed);
-    expect(terminal.payload).toEqual({ TaskID: taskId, ErrorCode: 'llm_error' });
-    expect(ofType(events, 'planner.decision')).toEqual([]);
-  });
-
-  it('fails a run whose answer the provider withheld (finish_reason content_filter) with llm_error, not with what came before', async () => {
-    const { taskId, terminal, events } = await run(FAKE_OPENAI_BEHAVIOURS.contentFilter);
-    expect(terminal.payload).toEqual({ TaskID: taskId, ErrorCode: 'llm_error' });
-    expect(ofType(events, 'planner.decision')).toEqual([]);
   });
 
   it('completes a run whose answer reached max_tokens (finish_reason length) instead of failing it', async () => {
