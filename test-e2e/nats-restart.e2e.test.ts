@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ArsError } from '@ars/client';
 import type { ArsClient } from '@ars/client';
 import type { EventFrame } from '@ars/contracts';
 import { mintToken, startTestNats, startTestSystem, uniqueIdentity } from '@ars/testkit';
@@ -25,6 +26,7 @@ describe('a nats-server crash in the middle of a run', () => {
   let reference: string[];
   let live: EventFrame[];
   let stored: EventFrame[];
+  let refusedStart: unknown;
 
   beforeAll(async () => {
     nats = await startTestNats();
@@ -40,6 +42,12 @@ describe('a nats-server crash in the middle of a run', () => {
     const run = await startWatched(client, { query: SCRIPT });
     await run.log.next('tool.invoked', (f) => (f.payload as Record<string, unknown>)['ToolName'] === 'wait');
     nats.kill();
+    // A start sent while the gateway has no bus connection is refused at once, and never runs.
+    for (let i = 0; (await fetch(`${sys.baseUrl}/readyz`)).status !== 503; i++) {
+      if (i > 100) throw new Error('the gateway did not notice the bus going away');
+      await sleep(20);
+    }
+    refusedStart = await client.call('start', { identity: {}, query: 'never sent' }).catch((error: unknown) => error);
     // The wait tool completes while the server is down.
     await sleep(3_000);
     await nats.restart();
@@ -53,6 +61,14 @@ describe('a nats-server crash in the middle of a run', () => {
   afterAll(async () => {
     await sys?.stop();
     await nats?.stop();
+  });
+
+  it('refuses a start while the gateway has no bus connection with 503 unavailable, and that start never runs', async () => {
+    expect(refusedStart).toBeInstanceOf(ArsError);
+    expect(refusedStart).toMatchObject({ status: 503, code: 'unavailable' });
+    const { items } = await client.call<{ items: { query: string }[] }>('tasks.list', { identity: {} });
+    expect(items.length).toBeGreaterThan(0);
+    expect(items.map((task) => task.query)).not.toContain('never sent');
   });
 
   it('stores every event of the run once, in the order of an undisturbed run', () => {

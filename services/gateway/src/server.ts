@@ -30,7 +30,7 @@ import { createBusBlobs } from './artifacts/bus-blobs.ts';
 import { RevocationList } from './auth/revocation-list.ts';
 import { routeByKid } from './auth/verifier-router.ts';
 import type { GatewayConfig } from './config.ts';
-import { HEALTH_METHOD, createBusDiscovery, trackBusState } from './discovery/bus-discovery.ts';
+import { HEALTH_METHOD, connectedOnly, createBusDiscovery, trackBusState } from './discovery/bus-discovery.ts';
 import { gatewayEndpoints } from './local/index.ts';
 import type { LocalHandler } from './local/index.ts';
 import type { BusState, DevTokenMinter, EventLog, TokenMinter, TokenVerifier } from './ports.ts';
@@ -196,7 +196,7 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
     });
     const auth = await createAuth(config);
     const state = trackBusState(bus);
-    const rpc = createRpcClient(bus, { timeoutMs: config.ARS_RPC_TIMEOUT_MS });
+    const rpc = connectedOnly(createRpcClient(bus, { timeoutMs: config.ARS_RPC_TIMEOUT_MS }), state);
     const watched = new RevocationList({ kv: await openKv(bus, REVOCATIONS_BUCKET), logger });
     revocations = watched;
     watched.start();

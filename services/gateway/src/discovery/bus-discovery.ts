@@ -1,5 +1,6 @@
 import { pingServices } from '@ars/bus';
 import type { Bus, RpcClient } from '@ars/bus';
+import { ServiceError } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
 import type { BusState, Discovery, InstanceStats, ServiceHealthReport } from '../ports.ts';
 
@@ -71,5 +72,27 @@ export function trackBusState(bus: Bus): BusState {
   })().catch(() => undefined);
   return {
     isConnected: () => connected && !bus.nc.isClosed(),
+  };
+}
+
+/**
+ * The gateway's RPC client, failing at once while the bus connection is
+ * down: the call is refused `unavailable` (503) and nothing is sent. A
+ * request published then would wait in the connection's reconnect buffer
+ * for the whole timeout and answer 504 with its outcome unknown, and the
+ * buffer is still sent once the connection is back: a `start` its caller
+ * retried after that 504 ran twice. Refused at once, the caller knows the
+ * method did not run and may retry it.
+ */
+export function connectedOnly(rpc: RpcClient, state: BusState): RpcClient {
+  return {
+    call(service, method, identity, body, options) {
+      if (state.isConnected()) return rpc.call(service, method, identity, body, options);
+      return Promise.reject(
+        new ServiceError('unavailable', `the gateway has no bus connection; ${method} was not sent: retry it`, {
+          retryable: true,
+        }),
+      );
+    },
   };
 }
