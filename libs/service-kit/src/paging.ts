@@ -27,7 +27,7 @@ export async function readPage<T>(method: string, read: () => Promise<Page<T>>):
 export async function pageOf<T extends StoreDocument>(
   collection: Collection<T>,
   filter: Filter<T>,
-  options: PaginateOptions,
+  options: PaginateOptions<T>,
   method = 'list',
 ): Promise<PageOf<T>> {
   const page = await readPage(method, () => paginate(collection, filter, options));

@@ -7,8 +7,8 @@ export { openStore } from './open-store.ts';
 export type { OpenStoreOptions } from './open-store.ts';
 export { DEFAULT_COMPACTION_INTERVAL_MS, DEFAULT_SYNC_INTERVAL_MS, EMBEDDED_ENGINES } from './embedded.ts';
 export type { EmbeddedEngine } from './embedded.ts';
-export { paginate } from './paginate.ts';
-export type { Page, PageBudget, PageDirection, PaginateOptions } from './paginate.ts';
+export { firstOf, paginate } from './paginate.ts';
+export type { Page, PageBudget, PageDirection, PageScan, PaginateOptions } from './paginate.ts';
 export {
   DuplicateKeyError,
   InvalidCursorError,

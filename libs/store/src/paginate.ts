@@ -20,6 +20,33 @@ export interface PaginateOptions<T = unknown> {
   limit: number;
   /** Also ends the page by size; absent: `limit` alone ends it. */
   budget?: PageBudget<T> | undefined;
+  /**
+   * Bounds what one page reads when `filter` narrows `scan.filter` with
+   * conditions no index settles (free text, a status): the page looks only
+   * at the next `scan.limit` documents of `scan.filter` in page order. When
+   * those are used up before `limit` items matched, the page ends there,
+   * with fewer items (none, when nothing matched) and a `next_cursor` after
+   * the last document it looked at: every page's work is bounded, and a
+   * walk that follows the cursors still misses nothing. `filter` must
+   * select a subset of `scan.filter`.
+   */
+  scan?: PageScan<T> | undefined;
+  /**
+   * Every document `filter` selects holds a value of `sortField` (never
+   * null or missing). The page then tells the store the whole span of sort
+   * values it may read (from the cursor to the end of its scan window), so
+   * an index on the field serves the page from the cursor on instead of
+   * walking from the start of the set; without it, only the bounds nulls
+   * cannot cross are given. @default false
+   */
+  sortValueAlways?: boolean | undefined;
+}
+
+/** See {@link PaginateOptions.scan}. */
+export interface PageScan<T> {
+  readonly filter: Filter<T>;
+  /** A positive integer. */
+  readonly limit: number;
 }
 
 /**
@@ -102,6 +129,109 @@ function afterClause(field: string, direction: PageDirection, position: Position
   return { $or: [{ [field]: { $lt: value } }, { [field]: value, _id: { $lt: id } }, { [field]: null }] };
 }
 
+/**
+ * A plain range on the sort field holding every document after `after` and
+ * up to `upTo` in the page order, for the store's planner to bound an index
+ * walk with (the clauses proper are `$or`s, which it does not read). A
+ * bound nulls could cross is given only when `valuesAlways`: nulls come
+ * first ascending and last descending.
+ */
+function sortSpan(
+  field: string,
+  direction: PageDirection,
+  after: Position | undefined,
+  upTo: Position | undefined,
+  valuesAlways: boolean,
+): Record<string, unknown> | undefined {
+  if (field === '_id') return undefined;
+  const span: Record<string, CursorValue> = {};
+  const [fromBound, toBound] = direction === 'asc' ? ['$gte', '$lte'] : ['$lte', '$gte'];
+  const nullsAfter = direction === 'desc';
+  if (after !== undefined && after.v !== null && (!nullsAfter || valuesAlways)) span[fromBound] = after.v;
+  if (upTo !== undefined && upTo.v !== null && (nullsAfter || valuesAlways)) span[toBound] = upTo.v;
+  return Object.keys(span).length === 0 ? undefined : { [field]: span };
+}
+
+/** Documents at or before `position` in the page order: what {@link afterClause} leaves out. */
+function upToClause(field: string, direction: PageDirection, position: Position): Record<string, unknown> {
+  const { v: value, i: id } = position;
+  if (field === '_id') return { _id: direction === 'asc' ? { $lte: id } : { $gte: id } };
+  if (direction === 'asc') {
+    if (value === null) return { [field]: null, _id: { $lte: id } };
+    return { $or: [{ [field]: null }, { [field]: { $lt: value } }, { [field]: value, _id: { $lte: id } }] };
+  }
+  if (value === null) return { $or: [{ [field]: { $ne: null } }, { [field]: null, _id: { $lte: id } }] };
+  return { $or: [{ [field]: { $gt: value } }, { [field]: value, _id: { $gte: id } }] };
+}
+
+function positionOf(document: StoreDocument, field: string, direction: PageDirection): Position {
+  const value = valueAt(document as unknown as Record<string, unknown>, field) ?? null;
+  if (!isCursorValue(value)) throw new StoreError(`sort field ${field} holds a value a cursor cannot carry`);
+  return { f: field, d: direction, v: value, i: document._id };
+}
+
+function sortOf(field: string, direction: PageDirection): Sort {
+  const order = direction === 'asc' ? 1 : -1;
+  return field === '_id' ? { _id: order } : { [field]: order, _id: order };
+}
+
+/**
+ * The position of the `limit`-th document of `filter` after `position` in
+ * the page order (`sortField`, then `_id`), or undefined when no more than
+ * `limit` follow. Reads at most `limit + 1` documents, keeping only their place.
+ */
+async function windowEdge<T extends StoreDocument>(
+  collection: Collection<T>,
+  filter: Filter<T>,
+  field: string,
+  direction: PageDirection,
+  limit: number,
+  position: Position | undefined,
+  valuesAlways: boolean,
+): Promise<Position | undefined> {
+  const span = sortSpan(field, direction, position, undefined, valuesAlways);
+  const clauses: Filter<T>[] = [filter];
+  if (span !== undefined) clauses.push(span as Filter<T>);
+  if (position !== undefined) clauses.push(afterClause(field, direction, position) as Filter<T>);
+  const query = clauses.length === 1 ? filter : ({ $and: clauses } as Filter<T>);
+  const window = await collection.find(query, {
+    sort: sortOf(field, direction),
+    limit: limit + 1,
+    projection: field === '_id' ? { _id: 1 } : { [field]: 1 },
+  });
+  const last = window[limit - 1];
+  return window.length <= limit || last === undefined ? undefined : positionOf(last, field, direction);
+}
+
+/**
+ * A filter clause keeping the first `limit` documents of `filter` in the
+ * order `sortField`, then `_id` (and any other document no later than the
+ * last of them), or undefined when `filter` selects no more than `limit`:
+ * what bounds a count or a scan to the newest (or oldest) part of a large
+ * set. Reads at most `limit + 1` documents.
+ */
+export async function firstOf<T extends StoreDocument>(
+  collection: Collection<T>,
+  filter: Filter<T>,
+  options: { readonly sortField: string; readonly direction: PageDirection; readonly limit: number },
+): Promise<Filter<T> | undefined> {
+  if (!Number.isSafeInteger(options.limit) || options.limit < 1)
+    throw new StoreError('limit must be a positive integer');
+  const edge = await windowEdge(
+    collection,
+    filter,
+    options.sortField,
+    options.direction,
+    options.limit,
+    undefined,
+    false,
+  );
+  if (edge === undefined) return undefined;
+  const clause = upToClause(options.sortField, options.direction, edge);
+  const span = sortSpan(options.sortField, options.direction, undefined, edge, false);
+  return (span === undefined ? clause : { $and: [span, clause] }) as Filter<T>;
+}
+
 function checkOptions<T>(options: PaginateOptions<T>): void {
   if (typeof options.sortField !== 'string' || options.sortField === '')
     throw new StoreError('sortField must be a field name');
@@ -111,6 +241,8 @@ function checkOptions<T>(options: PaginateOptions<T>): void {
     throw new StoreError('limit must be a positive integer');
   if (options.budget !== undefined && !(options.budget.maxBytes > 0))
     throw new StoreError('budget.maxBytes must be positive');
+  if (options.scan !== undefined && !(Number.isSafeInteger(options.scan.limit) && options.scan.limit > 0))
+    throw new StoreError('scan.limit must be a positive integer');
 }
 
 /** How many of `items` (at least one, when there is one) fit `budget`. */
@@ -142,15 +274,32 @@ export async function paginate<T extends StoreDocument>(
   checkOptions(options);
   const { sortField: field, direction } = options;
   const position = options.after === undefined ? undefined : decodeCursor(options.after, field, direction);
-  const query =
-    position === undefined ? filter : ({ $and: [filter, afterClause(field, direction, position)] } as Filter<T>);
-  const order = direction === 'asc' ? 1 : -1;
-  const sort: Sort = field === '_id' ? { _id: order } : { [field]: order, _id: order };
-  const found = await collection.find(query, { sort, limit: options.limit + 1 });
+  const { scan } = options;
+  // The last document this page may look at, when the scan window ends before the set does.
+  const edge =
+    scan === undefined
+      ? undefined
+      : await windowEdge(
+          collection,
+          scan.filter,
+          field,
+          direction,
+          scan.limit,
+          position,
+          options.sortValueAlways === true,
+        );
+  const clauses: Filter<T>[] = [filter];
+  const span = sortSpan(field, direction, position, edge, options.sortValueAlways === true);
+  if (span !== undefined) clauses.push(span as Filter<T>);
+  if (position !== undefined) clauses.push(afterClause(field, direction, position) as Filter<T>);
+  if (edge !== undefined) clauses.push(upToClause(field, direction, edge) as Filter<T>);
+  const query = clauses.length === 1 ? filter : ({ $and: clauses } as Filter<T>);
+  const found = await collection.find(query, { sort: sortOf(field, direction), limit: options.limit + 1 });
   const items = found.slice(0, countWithin(found.slice(0, options.limit), options.budget));
   const last = items.at(-1);
-  if (found.length <= items.length || last === undefined) return { items, next_cursor: null };
-  const value = valueAt(last as unknown as Record<string, unknown>, field) ?? null;
-  if (!isCursorValue(value)) throw new StoreError(`sort field ${field} holds a value a cursor cannot carry`);
-  return { items, next_cursor: encodeCursor({ f: field, d: direction, v: value, i: last._id }) };
+  if (found.length > items.length && last !== undefined) {
+    return { items, next_cursor: encodeCursor(positionOf(last, field, direction)) };
+  }
+  // Every match of the window is on this page: the next one starts after the window.
+  return { items, next_cursor: edge === undefined ? null : encodeCursor(edge) };
 }

@@ -122,9 +122,24 @@ function bestEquality(conditions: Condition[] | undefined, sparse: boolean): unk
   return best;
 }
 
+/** Every range condition on a field at once: the tightest bounds of the first one's type. */
 function rangeCondition(conditions: Condition[] | undefined): RangeCondition | null {
-  for (const condition of conditions ?? []) if (condition.kind === 'range') return condition;
-  return null;
+  let found: RangeCondition | null = null;
+  for (const condition of conditions ?? []) {
+    if (condition.kind !== 'range') continue;
+    if (found === null) {
+      found = condition;
+      continue;
+    }
+    const type: string = typeof (found.low ?? found.high)?.value;
+    const { low, high } = condition;
+    found = {
+      kind: 'range',
+      low: low !== null && typeof low.value === type ? tighter(found.low, low, 1) : found.low,
+      high: high !== null && typeof high.value === type ? tighter(found.high, high, -1) : found.high,
+    };
+  }
+  return found;
 }
 
 /** Key values for an equality: null stands for both null and missing. */

@@ -56,6 +56,27 @@ describe('query planning', () => {
     });
   });
 
+  it('bounds a range by every range condition on the field, also those in separate $and clauses', () => {
+    const leading = encodePrefix(['t', 's']);
+    const ranged = plan(
+      { $and: [{ tenant: 't', status: 's', at: { $gte: 1 } }, { at: { $lt: 9 } }, { at: { $gt: 2, $lte: 5 } }] },
+      [tenantStatusAt],
+    );
+    expect(ranged).toMatchObject({
+      ranges: [
+        {
+          low: keyAfter(Buffer.concat([leading, encodeKey([2])])),
+          high: keyAfter(Buffer.concat([leading, encodeKey([5])])),
+        },
+      ],
+    });
+    // A bound of another type than the first range's cannot narrow it: left to the match.
+    const mixed = plan({ $and: [{ tenant: 't', status: 's', at: { $gte: 1 } }, { at: { $lt: 'z' } }] }, [
+      tenantStatusAt,
+    ]);
+    expect(mixed).toMatchObject({ ranges: [{ low: Buffer.concat([leading, encodeKey([1])]) }] });
+  });
+
   it('looks up null as both null and missing, but never in a sparse index', () => {
     expect(plan({ status: null }, [status])).toMatchObject({ ranges: [exact([null]), exact([undefined])] });
     expect(plan({ status: null }, [index(['status'], { sparse: true })])).toEqual({ kind: 'scan' });

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { InvalidCursorError, isInvalidCursorError, isStoreError, paginate } from '../../src/index.ts';
+import { firstOf, InvalidCursorError, isInvalidCursorError, isStoreError, paginate } from '../../src/index.ts';
 import type { Collection, Filter, PageDirection } from '../../src/index.ts';
 import type { ContractContext } from './context.ts';
 
@@ -64,6 +64,84 @@ export function paginationContract(context: ContractContext): void {
       expect(pages).toBe(5);
     });
   }
+
+  for (const [field, direction] of [
+    ['at', 'asc'],
+    ['at', 'desc'],
+    ['rank', 'desc'],
+    ['_id', 'asc'],
+  ] as const) {
+    it(`bounds a page's reading with scan (${field} ${direction}): short and empty pages, every match once, in order`, async () => {
+      await events().insertMany(fixture());
+      const sparse = { tenant: 't1', rank: 0 };
+      const ids: string[] = [];
+      const sizes: number[] = [];
+      let after: string | undefined;
+      do {
+        const page = await paginate(events(), sparse, {
+          sortField: field,
+          direction,
+          after,
+          limit: 2,
+          scan: { filter: { tenant: 't1' }, limit: 4 },
+        });
+        ids.push(...page.items.map((event) => event._id));
+        sizes.push(page.items.length);
+        after = page.next_cursor ?? undefined;
+        if (sizes.length > 50) throw new Error('pagination does not end');
+      } while (after !== undefined);
+      const matches = tenantEvents().filter((event) => event.rank === 0);
+      expect(ids).toEqual(
+        expectedOrder(matches, field === '_id' ? 'rank' : field, direction).sort(
+          field === '_id' ? (a, b) => (a < b ? -1 : 1) : () => 0,
+        ),
+      );
+      // 23 documents looked at 4 a page: at least 6 pages, each of at most 2, some holding no match at all.
+      expect(sizes.length).toBeGreaterThanOrEqual(6);
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(2);
+      expect(sizes).toContain(0);
+    });
+  }
+
+  for (const direction of ['asc', 'desc'] as const) {
+    it(`walks every page ${direction} with sortValueAlways, with and without a scan window, ties included`, async () => {
+      await events().insertMany(fixture());
+      for (const scan of [undefined, { filter: { tenant: 't1' }, limit: 3 }]) {
+        for (const filter of [{ tenant: 't1' }, { tenant: 't1', rank: { $in: [1, 4] } }] as Filter<Event>[]) {
+          const ids: string[] = [];
+          let after: string | undefined;
+          let pages = 0;
+          do {
+            const page = await paginate(events(), filter, {
+              sortField: 'rank',
+              direction,
+              after,
+              limit: 2,
+              scan,
+              sortValueAlways: true,
+            });
+            ids.push(...page.items.map((event) => event._id));
+            after = page.next_cursor ?? undefined;
+            if (++pages > 50) throw new Error('pagination does not end');
+          } while (after !== undefined);
+          const selected = tenantEvents().filter((event) => 'rank' in filter === false || [1, 4].includes(event.rank));
+          expect(ids).toEqual(expectedOrder(selected, 'rank', direction));
+        }
+      }
+    });
+  }
+
+  it('firstOf keeps the first documents of a set in page order, or nothing when the set is no larger', async () => {
+    await events().insertMany(fixture());
+    for (const direction of ['asc', 'desc'] as const) {
+      const order = expectedOrder(tenantEvents(), 'at', direction);
+      const clause = await firstOf(events(), { tenant: 't1' }, { sortField: 'at', direction, limit: 9 });
+      if (clause === undefined) throw new Error('23 documents do not fit in 9');
+      const kept = await events().find({ $and: [{ tenant: 't1' }, clause] } as Filter<Event>);
+      expect(kept.map((event) => event._id).sort()).toEqual(order.slice(0, 9).sort());
+    }
+    expect(await firstOf(events(), { tenant: 't1' }, { sortField: 'at', direction: 'asc', limit: 23 })).toBeUndefined();
+  });
 
   it('pages on a numeric field and on _id alone', async () => {
     await events().insertMany(fixture());

@@ -113,6 +113,11 @@ export function taskFilter(scope: ReadScope, input: TaskFilterInput): Record<str
   };
 }
 
+/** True when `input` narrows the scope with a condition the list indexes do not settle (anything but the scope). */
+export function narrowsScope(input: TaskFilterInput): boolean {
+  return Object.values(input).some((value) => value !== undefined);
+}
+
 /** The tasks.list filter of a request, without `tenant_ids` (the scope's business). */
 export function listFilterInput(filter: TaskListFilter | undefined): TaskFilterInput {
   return {

@@ -2,7 +2,7 @@ import { PROTOCOL_VERSION } from '@ars/contracts';
 import type { SearchHit, SearchRequest, SearchResponse, Task } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import type { Filter } from '@ars/store';
-import { searchScope, taskFilter } from '../domain/read-scope.ts';
+import { narrowsScope, scopeFilter, searchScope, taskFilter } from '../domain/read-scope.ts';
 import { abbreviateTask } from '../domain/reply-size.ts';
 import { toTaskView } from '../domain/task.ts';
 import type { TaskRecord } from '../domain/task.ts';
@@ -48,19 +48,23 @@ function hit(task: TaskRecord, query: string | undefined): SearchHit {
  * theirs; naming others needs admin or console:fleet (403 `scope_mismatch`).
  * `filter.status`, `since` and `until` narrow; the other filter members
  * belong to other search methods and are ignored. Pages end by size too, as
- * those of `tasks.list` do: no page is too large for the bus.
+ * those of `tasks.list` do: no page is too large for the bus; and, as
+ * there, a page reads at most `EMBEDDED_PAGE_SCAN_LIMIT` tasks of the scope
+ * on the embedded store, so it may hold fewer hits, or none, with a
+ * `next_cursor`.
  */
 export function createSearchTasksHandler(deps: ApiDeps): RpcHandler {
   return async ({ method, identity, body }): Promise<SearchResponse> => {
     reconcile(method, identity, body);
     const request = body as SearchRequest;
     const scope = searchScope(identity, request.filter);
-    const filter = taskFilter(scope, {
+    const input = {
       status: request.filter?.status,
       since: request.filter?.since,
       until: request.filter?.until,
       text: request.query,
-    }) as Filter<TaskRecord>;
+    };
+    const filter = taskFilter(scope, input) as Filter<TaskRecord>;
     const maxBytes = readBudget(deps);
     // A hit too large for a reply on its own carries its record abbreviated (its title and snippet are short).
     const views = pageViews((task: TaskRecord) => hit(task, request.query), {
@@ -68,7 +72,12 @@ export function createSearchTasksHandler(deps: ApiDeps): RpcHandler {
       shorten: (found) => ({ ...found, record: abbreviateTask(found.record as Task) }),
     });
     const page = await withCursor(() =>
-      deps.tasks.listTasks(filter, { limit: request.limit, cursor: request.cursor, budget: views.budget(maxBytes) }),
+      deps.tasks.listTasks(filter, {
+        limit: request.limit,
+        cursor: request.cursor,
+        budget: views.budget(maxBytes),
+        ...(narrowsScope(input) ? { scope: scopeFilter(scope) as Filter<TaskRecord> } : {}),
+      }),
     );
     return {
       items: page.items.map(views.view),

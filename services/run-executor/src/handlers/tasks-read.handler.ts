@@ -13,7 +13,14 @@ import type { RpcHandler } from '@ars/bus';
 import { isInvalidCursorError } from '@ars/store';
 import type { Filter } from '@ars/store';
 import { costRollup, costTotal } from '../domain/cost.ts';
-import { listFilterInput, listScope, statusCounts, taskFilter } from '../domain/read-scope.ts';
+import {
+  listFilterInput,
+  listScope,
+  narrowsScope,
+  scopeFilter,
+  statusCounts,
+  taskFilter,
+} from '../domain/read-scope.ts';
 import { abbreviateTask, jsonBytes } from '../domain/reply-size.ts';
 import { toTaskView } from '../domain/task.ts';
 import type { TaskRecord } from '../domain/task.ts';
@@ -113,7 +120,9 @@ function getTask(deps: ApiDeps): RpcHandler {
  * A page holds `limit` tasks or fewer: it also ends before the task that
  * would take it past the reply budget (`next_cursor` then points at that
  * task), and a task too large for a reply on its own comes abbreviated
- * (`abbreviateTask`), so no page is ever too large for the bus.
+ * (`abbreviateTask`), so no page is ever too large for the bus. On the
+ * embedded store a filtered page reads at most `EMBEDDED_PAGE_SCAN_LIMIT`
+ * tasks of the scope: it may hold fewer, or none, with a `next_cursor`.
  */
 function listTasks(deps: ApiDeps): RpcHandler {
   return async ({ method, identity, body }): Promise<TaskListResponse> => {
@@ -122,15 +131,22 @@ function listTasks(deps: ApiDeps): RpcHandler {
     const scope = listScope(identity, request.filter?.tenant_ids);
     const input = listFilterInput(request.filter);
     const filter = taskFilter(scope, input) as Filter<TaskRecord>;
-    const countFilter = taskFilter(scope, { ...input, status: undefined }) as Filter<TaskRecord>;
+    const countInput = { ...input, status: undefined };
+    const countFilter = taskFilter(scope, countInput) as Filter<TaskRecord>;
+    const whole = scopeFilter(scope) as Filter<TaskRecord>;
     const maxBytes = readBudget(deps);
     const views = pageViews((task: TaskRecord) => toTaskView(task), { maxBytes, shorten: abbreviateTask });
     const sequence = await readSnapshotSequence(deps.bus);
     const [page, tally] = await Promise.all([
       withCursor(() =>
-        deps.tasks.listTasks(filter, { limit: request.limit, cursor: request.cursor, budget: views.budget(maxBytes) }),
+        deps.tasks.listTasks(filter, {
+          limit: request.limit,
+          cursor: request.cursor,
+          budget: views.budget(maxBytes),
+          ...(narrowsScope(input) ? { scope: whole } : {}),
+        }),
       ),
-      deps.tasks.countByStatus(countFilter),
+      deps.tasks.countByStatus(countFilter, narrowsScope(countInput) ? whole : undefined),
     ]);
     return {
       items: page.items.map(views.view),

@@ -4,13 +4,17 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '@ars/store';
 import { newTaskRecord } from '../../src/domain/start.ts';
-import { createTaskRepository, EMBEDDED_COUNT_LIMIT } from '../../src/store/task.repository.ts';
+import {
+  createTaskRepository,
+  EMBEDDED_COUNT_LIMIT,
+  EMBEDDED_PAGE_SCAN_LIMIT,
+} from '../../src/store/task.repository.ts';
 
-function record(taskId: string) {
+function record(taskId: string, query = 'q') {
   return newTaskRecord({
     taskId,
     triple: { tenant: 't', user: 'u', session: 's' },
-    request: { identity: {}, query: 'q' },
+    request: { identity: {}, query },
     agent: {},
     artifacts: [],
     now: new Date().toISOString(),
@@ -77,11 +81,50 @@ describe('task repository (embedded, on disk)', () => {
       expect(capped.complete).toBe(false);
       expect(Object.values(capped.counts).reduce((a, b) => a + b, 0)).toBe(EMBEDDED_COUNT_LIMIT);
       expect(capped.counts.pending).toBeGreaterThanOrEqual(EMBEDDED_COUNT_LIMIT - 3);
+      // A filter narrowing the scope counts among its newest EMBEDDED_COUNT_LIMIT tasks only.
+      const text = { $or: [{ query: { $regex: 'q' } }] };
+      expect((await tasks.countByStatus({ ...scope, ...text }, scope)).complete).toBe(false);
       // A narrower filter under the limit is exact again.
       expect(await tasks.countByStatus({ ...scope, _id: { $in: ids.slice(0, 3) } })).toEqual({
         counts: { pending: 0, running: 2, paused: 0, complete: 0, failed: 1, cancelled: 0 },
         complete: true,
       });
+    } finally {
+      await store.close();
+    }
+  });
+  it('reads at most EMBEDDED_PAGE_SCAN_LIMIT tasks of the scope for a narrowed page, and the cursors still find every match', async () => {
+    const store = await openStore({ dataDir, database: 'run-executor', engine: 'sqlite' });
+    try {
+      const tasks = await createTaskRepository(store);
+      const scope = { tenant: 't', user: 'u', session: 's' };
+      // The one match is the oldest task: last in the list's order.
+      await tasks.insertTask(record('a-needle', 'find the needle'));
+      const ids = Array.from(
+        { length: EMBEDDED_PAGE_SCAN_LIMIT + 500 },
+        (_, i) => `task-${String(i).padStart(6, '0')}`,
+      );
+      await Promise.all(ids.map((id) => tasks.insertTask(record(id))));
+      const needle = { ...scope, $or: [{ query: { $regex: 'needle' } }] };
+      const first = await tasks.listTasks(needle, { limit: 10, scope });
+      expect(first.items).toEqual([]);
+      expect(first.next_cursor).not.toBeNull();
+      const second = await tasks.listTasks(needle, { limit: 10, scope, cursor: first.next_cursor ?? '' });
+      expect(second.items.map((task) => task.task_id)).toEqual(['a-needle']);
+      expect(second.next_cursor).toBeNull();
+      // Without a scope the page reads as far as it needs.
+      expect((await tasks.listTasks(needle, { limit: 10 })).items.map((task) => task.task_id)).toEqual(['a-needle']);
+      // A page of the scope itself, deep in the list, starts from its cursor.
+      const all: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await tasks.listTasks(scope, { limit: 1000, cursor });
+        all.push(...page.items.map((task) => task.task_id));
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor !== undefined);
+      expect(all).toHaveLength(ids.length + 1);
+      expect(new Set(all).size).toBe(all.length);
+      expect(all.at(-1)).toBe('a-needle');
     } finally {
       await store.close();
     }
