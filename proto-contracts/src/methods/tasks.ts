@@ -51,7 +51,7 @@ export const TaskListResponse = versioned({
   counts_complete: z
     .boolean()
     .describe(
-      "false when counting stopped at the embedded store's limit (10,000 tasks): each counter is then a lower bound",
+      "false when the embedded store counted only part of the tasks (at most 10,000; for a narrowing filter, among the scope's newest 10,000): each counter is then a lower bound",
     ),
   sequence: Sequence,
 });
