@@ -9,6 +9,9 @@ import {
   EMBEDDED_COUNT_LIMIT,
   EMBEDDED_PAGE_SCAN_LIMIT,
 } from '../../src/store/task.repository.ts';
+import type { TaskRepository } from '../../src/store/task.repository.ts';
+
+const SCOPE = { tenant: 't', user: 'u', session: 's' };
 
 function record(taskId: string, query = 'q') {
   return newTaskRecord({
@@ -31,6 +34,22 @@ describe('task repository (embedded, on disk)', () => {
   afterEach(async () => {
     await rm(dataDir, { recursive: true, force: true });
   });
+
+  /** `use` on a task repository over a sqlite store in the test's directory, holding `count` pending tasks of scope. */
+  async function withTasks(
+    count: number,
+    use: (tasks: TaskRepository, ids: readonly string[]) => Promise<void>,
+  ): Promise<void> {
+    const store = await openStore({ dataDir, database: 'run-executor', engine: 'sqlite' });
+    try {
+      const tasks = await createTaskRepository(store);
+      const ids = Array.from({ length: count }, (_, i) => `task-${String(i).padStart(6, '0')}`);
+      await Promise.all(ids.map((id) => tasks.insertTask(record(id))));
+      await use(tasks, ids);
+    } finally {
+      await store.close();
+    }
+  }
 
   it('keeps the compound list indexes on the sqlite engine, which lists from them', async () => {
     const store = await openStore({ dataDir, database: 'run-executor', engine: 'sqlite' });
@@ -62,71 +81,57 @@ describe('task repository (embedded, on disk)', () => {
       await store.close();
     }
   });
+
   it('counts every status exactly up to EMBEDDED_COUNT_LIMIT tasks, and says when it stopped there', async () => {
-    const store = await openStore({ dataDir, database: 'run-executor', engine: 'sqlite' });
-    try {
-      const tasks = await createTaskRepository(store);
-      const scope = { tenant: 't', user: 'u', session: 's' };
-      const ids = Array.from({ length: EMBEDDED_COUNT_LIMIT }, (_, i) => `task-${String(i).padStart(6, '0')}`);
-      await Promise.all(ids.map((id) => tasks.insertTask(record(id))));
+    await withTasks(EMBEDDED_COUNT_LIMIT, async (tasks, ids) => {
       for (const id of ids.slice(0, 3)) await tasks.markRunning(id);
       await tasks.markTerminal(ids[0] as string, 'failed', { code: 'llm_error' });
-      expect(await tasks.countByStatus(scope)).toEqual({
+      expect(await tasks.countByStatus(SCOPE)).toEqual({
         counts: { pending: EMBEDDED_COUNT_LIMIT - 3, running: 2, paused: 0, complete: 0, failed: 1, cancelled: 0 },
         complete: true,
       });
       // One more than the limit: what was counted is a lower bound of each status.
       await tasks.insertTask(record('task-extra'));
-      const capped = await tasks.countByStatus(scope);
+      const capped = await tasks.countByStatus(SCOPE);
       expect(capped.complete).toBe(false);
       expect(Object.values(capped.counts).reduce((a, b) => a + b, 0)).toBe(EMBEDDED_COUNT_LIMIT);
       expect(capped.counts.pending).toBeGreaterThanOrEqual(EMBEDDED_COUNT_LIMIT - 3);
       // A filter narrowing the scope counts among its newest EMBEDDED_COUNT_LIMIT tasks only.
       const text = { $or: [{ query: { $regex: 'q' } }] };
-      expect((await tasks.countByStatus({ ...scope, ...text }, scope)).complete).toBe(false);
+      expect((await tasks.countByStatus({ ...SCOPE, ...text }, SCOPE)).complete).toBe(false);
       // A narrower filter under the limit is exact again.
-      expect(await tasks.countByStatus({ ...scope, _id: { $in: ids.slice(0, 3) } })).toEqual({
+      expect(await tasks.countByStatus({ ...SCOPE, _id: { $in: ids.slice(0, 3) } })).toEqual({
         counts: { pending: 0, running: 2, paused: 0, complete: 0, failed: 1, cancelled: 0 },
         complete: true,
       });
-    } finally {
-      await store.close();
-    }
+    });
   });
+
   it('reads at most EMBEDDED_PAGE_SCAN_LIMIT tasks of the scope for a narrowed page, and the cursors still find every match', async () => {
-    const store = await openStore({ dataDir, database: 'run-executor', engine: 'sqlite' });
-    try {
-      const tasks = await createTaskRepository(store);
-      const scope = { tenant: 't', user: 'u', session: 's' };
-      // The one match is the oldest task: last in the list's order.
-      await tasks.insertTask(record('a-needle', 'find the needle'));
-      const ids = Array.from(
-        { length: EMBEDDED_PAGE_SCAN_LIMIT + 500 },
-        (_, i) => `task-${String(i).padStart(6, '0')}`,
-      );
-      await Promise.all(ids.map((id) => tasks.insertTask(record(id))));
-      const needle = { ...scope, $or: [{ query: { $regex: 'needle' } }] };
-      const first = await tasks.listTasks(needle, { limit: 10, scope });
+    await withTasks(EMBEDDED_PAGE_SCAN_LIMIT + 500, async (tasks, ids) => {
+      // The one match is the oldest task (the smallest id of the earliest time): last in the list's order.
+      const oldest = record('a-needle', 'find the needle');
+      await tasks.insertTask({ ...oldest, created_at: '2020-01-01T00:00:00.000Z' });
+      const needle = { ...SCOPE, $or: [{ query: { $regex: 'needle' } }] };
+      const first = await tasks.listTasks(needle, { limit: 10, scope: SCOPE });
       expect(first.items).toEqual([]);
       expect(first.next_cursor).not.toBeNull();
-      const second = await tasks.listTasks(needle, { limit: 10, scope, cursor: first.next_cursor ?? '' });
+      const second = await tasks.listTasks(needle, { limit: 10, scope: SCOPE, cursor: first.next_cursor ?? '' });
       expect(second.items.map((task) => task.task_id)).toEqual(['a-needle']);
       expect(second.next_cursor).toBeNull();
       // Without a scope the page reads as far as it needs.
       expect((await tasks.listTasks(needle, { limit: 10 })).items.map((task) => task.task_id)).toEqual(['a-needle']);
-      // A page of the scope itself, deep in the list, starts from its cursor.
+      // Every page of the scope itself, each read from its cursor on.
       const all: string[] = [];
       let cursor: string | undefined;
       do {
-        const page = await tasks.listTasks(scope, { limit: 1000, cursor });
+        const page = await tasks.listTasks(SCOPE, { limit: 1000, cursor });
         all.push(...page.items.map((task) => task.task_id));
         cursor = page.next_cursor ?? undefined;
       } while (cursor !== undefined);
       expect(all).toHaveLength(ids.length + 1);
       expect(new Set(all).size).toBe(all.length);
       expect(all.at(-1)).toBe('a-needle');
-    } finally {
-      await store.close();
-    }
+    });
   });
 });
