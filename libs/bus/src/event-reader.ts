@@ -183,25 +183,57 @@ export interface EventTail extends AsyncIterable<EventRecord> {
 }
 
 /**
- * Follows the whole EVENTS stream from `startSequence` through one ordered
- * consumer. The client recreates the consumer after a server restart or a
- * missed heartbeat, resuming after the last sequence it delivered, so the
- * tail has no gap and no duplicate.
+ * Follows the whole EVENTS stream from `startSequence` through an ordered
+ * consumer, resuming after the last sequence it delivered, so the tail has
+ * no gap and no duplicate. The client recreates an ordered consumer by
+ * itself after missed heartbeats, but after a reconnect to a restarted
+ * server that took longer than a minute under load (the consumer is gone
+ * with the server, and its pulls go unanswered): on every reconnect the
+ * tail drops its consumer and opens a new one after the last sequence it
+ * delivered. When that fails (JetStream still recovering), iteration
+ * throws; the caller opens the tail again from where it got to.
  */
 export async function tailEvents(bus: Bus, options: TailEventsOptions): Promise<EventTail> {
-  const consumer = await bus.js.consumers.get(EVENTS_STREAM, {
-    filter_subjects: ALL_EVENTS_FILTER,
-    deliver_policy: DeliverPolicy.StartSequence,
-    opt_start_seq: Math.max(1, options.startSequence),
-  });
-  const messages = await consumer.consume({ max_messages: options.batch ?? DEFAULT_BATCH, expires: TAIL_EXPIRES_MS });
+  const batch = options.batch ?? DEFAULT_BATCH;
+  let next = Math.max(1, options.startSequence);
+  let closed = false;
+  const open = async () => {
+    const consumer = await bus.js.consumers.get(EVENTS_STREAM, {
+      filter_subjects: ALL_EVENTS_FILTER,
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: next,
+    });
+    return { consumer, messages: await consumer.consume({ max_messages: batch, expires: TAIL_EXPIRES_MS }) };
+  };
+  let live = await open();
+  let reconnected = false;
+  void (async () => {
+    // Ends at the first status change after the tail is closed.
+    for await (const status of bus.nc.status()) {
+      if (closed) return;
+      if (status.type !== 'reconnect') continue;
+      reconnected = true;
+      live.messages.stop();
+    }
+  })().catch(() => undefined);
   async function* iterate(): AsyncGenerator<EventRecord, void, undefined> {
-    for await (const msg of messages) yield toRecord(msg);
+    while (!closed) {
+      for await (const msg of live.messages) {
+        const record = toRecord(msg);
+        next = record.seq + 1;
+        yield record;
+      }
+      if (closed || !reconnected) return;
+      reconnected = false;
+      await live.consumer.delete().catch(() => undefined);
+      live = await open();
+    }
   }
   return {
     async close() {
-      messages.stop();
-      await consumer.delete().catch(() => undefined);
+      closed = true;
+      live.messages.stop();
+      await live.consumer.delete().catch(() => undefined);
     },
     [Symbol.asyncIterator]: () => iterate(),
   };
