@@ -290,12 +290,23 @@ export class RunLoop {
    * Its events are checked the same way as they are emitted.
    */
   assertLease(): void {
-    if (!this.leaseHeld()) throw new RunLeaseLost(this.taskId);
+    if (this.exitRequest === 'lost' || !this.#holdsLease()) {
+      this.markLost();
+      throw new RunLeaseLost(this.taskId);
+    }
   }
 
-  /** False, and the run stops without a word (as {@link markLost}), once this executor may no longer act for it. */
+  /**
+   * Whether this executor may still say something of the run (a control's
+   * narration, an event): false, and the run stops without a word (as
+   * {@link markLost}), once its lease is lost or stale. A run this executor
+   * ended, or handed back, let its lease go itself: a control that reaches
+   * its closing inbox late is still narrated (rejected `run_ended` or
+   * `executor_draining`), as every accepted control is.
+   */
   leaseHeld(): boolean {
-    if (this.exitRequest !== 'lost' && this.#holdsLease()) return true;
+    if (this.exitRequest === 'lost') return false;
+    if (this.terminated || this.exitRequest === 'handback' || this.#holdsLease()) return true;
     this.markLost();
     return false;
   }
@@ -415,7 +426,7 @@ export class RunLoop {
       logger: this.log,
       storedIds: this.deps.storedEvents,
       fromSequence: task.spawned_sequence ?? 0,
-      holdsRun: this.#holdsLease,
+      holdsRun: () => this.leaseHeld(),
     });
     if (isTerminal(task.status)) {
       // Nothing of the run may run again here; a failure to reach the stream retries the re-publication.

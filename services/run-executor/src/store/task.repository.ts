@@ -174,7 +174,17 @@ async function ensureListIndexes(store: Store, tasks: Collection<TaskRecord>): P
 }
 
 /** The store-backed {@link TaskRepository}; creates its indexes (idempotent). */
-export async function createTaskRepository(store: Store): Promise<TaskRepository> {
+/** Bounds of the embedded store's task reads (tests set them small). */
+export interface TaskReadLimits {
+  /** @default {@link EMBEDDED_COUNT_LIMIT} */
+  readonly countLimit?: number;
+  /** @default {@link EMBEDDED_PAGE_SCAN_LIMIT} */
+  readonly pageScanLimit?: number;
+}
+
+export async function createTaskRepository(store: Store, limits: TaskReadLimits = {}): Promise<TaskRepository> {
+  const countLimit = limits.countLimit ?? EMBEDDED_COUNT_LIMIT;
+  const pageScanLimit = limits.pageScanLimit ?? EMBEDDED_PAGE_SCAN_LIMIT;
   const tasks: Collection<TaskRecord> = store.collection<TaskRecord>(TASKS_COLLECTION);
   const pauses: Collection<PauseRecord> = store.collection<PauseRecord>(PAUSES_COLLECTION);
   await Promise.all([
@@ -252,19 +262,19 @@ export async function createTaskRepository(store: Store): Promise<TaskRepository
     }
     // A narrowing filter may match little: without this window, finding that out reads the whole scope.
     const newest =
-      scope === undefined ? undefined : await firstOf(tasks, scope, { ...NEWEST_FIRST, limit: EMBEDDED_COUNT_LIMIT });
+      scope === undefined ? undefined : await firstOf(tasks, scope, { ...NEWEST_FIRST, limit: countLimit });
     const bounded = newest === undefined ? filter : ({ $and: [filter, newest] } as Filter<TaskRecord>);
     const found = await tasks.find(bounded, {
       projection: { status: 1 },
-      limit: EMBEDDED_COUNT_LIMIT + 1,
+      limit: countLimit + 1,
       // In the list's order the store walks the window on its time index, instead of reading the whole scope.
       ...(newest === undefined ? {} : { sort: { created_at: -1, _id: -1 } }),
     });
     const counts = tally([]);
-    for (const { status } of found.slice(0, EMBEDDED_COUNT_LIMIT)) {
+    for (const { status } of found.slice(0, countLimit)) {
       if (status in counts) counts[status] += 1;
     }
-    return { counts, complete: newest === undefined && found.length <= EMBEDDED_COUNT_LIMIT };
+    return { counts, complete: newest === undefined && found.length <= countLimit };
   }
 
   return {
@@ -309,7 +319,7 @@ export async function createTaskRepository(store: Store): Promise<TaskRepository
         budget: page.budget,
         ...(page.scope === undefined || store.kind === 'mongodb'
           ? {}
-          : { scan: { filter: page.scope, limit: EMBEDDED_PAGE_SCAN_LIMIT } }),
+          : { scan: { filter: page.scope, limit: pageScanLimit } }),
       }),
     countByStatus,
     openApproval: (taskId) =>

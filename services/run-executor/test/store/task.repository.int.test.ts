@@ -4,14 +4,13 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '@ars/store';
 import { newTaskRecord } from '../../src/domain/start.ts';
-import {
-  createTaskRepository,
-  EMBEDDED_COUNT_LIMIT,
-  EMBEDDED_PAGE_SCAN_LIMIT,
-} from '../../src/store/task.repository.ts';
+import { createTaskRepository } from '../../src/store/task.repository.ts';
 import type { TaskRepository } from '../../src/store/task.repository.ts';
 
 const SCOPE = { tenant: 't', user: 'u', session: 's' };
+/** The read bounds these tests run with: small, so that crossing them takes few tasks. */
+const COUNT_LIMIT = 40;
+const PAGE_SCAN_LIMIT = 25;
 
 function record(taskId: string, query = 'q') {
   return newTaskRecord({
@@ -42,7 +41,7 @@ describe('task repository (embedded, on disk)', () => {
   ): Promise<void> {
     const store = await openStore({ dataDir, database: 'run-executor', engine: 'sqlite' });
     try {
-      const tasks = await createTaskRepository(store);
+      const tasks = await createTaskRepository(store, { countLimit: COUNT_LIMIT, pageScanLimit: PAGE_SCAN_LIMIT });
       const ids = Array.from({ length: count }, (_, i) => `task-${String(i).padStart(6, '0')}`);
       await Promise.all(ids.map((id) => tasks.insertTask(record(id))));
       await use(tasks, ids);
@@ -82,21 +81,21 @@ describe('task repository (embedded, on disk)', () => {
     }
   });
 
-  it('counts every status exactly up to EMBEDDED_COUNT_LIMIT tasks, and says when it stopped there', async () => {
-    await withTasks(EMBEDDED_COUNT_LIMIT, async (tasks, ids) => {
+  it('counts every status exactly up to COUNT_LIMIT tasks, and says when it stopped there', async () => {
+    await withTasks(COUNT_LIMIT, async (tasks, ids) => {
       for (const id of ids.slice(0, 3)) await tasks.markRunning(id);
       await tasks.markTerminal(ids[0] as string, 'failed', { code: 'llm_error' });
       expect(await tasks.countByStatus(SCOPE)).toEqual({
-        counts: { pending: EMBEDDED_COUNT_LIMIT - 3, running: 2, paused: 0, complete: 0, failed: 1, cancelled: 0 },
+        counts: { pending: COUNT_LIMIT - 3, running: 2, paused: 0, complete: 0, failed: 1, cancelled: 0 },
         complete: true,
       });
       // One more than the limit: what was counted is a lower bound of each status.
       await tasks.insertTask(record('task-extra'));
       const capped = await tasks.countByStatus(SCOPE);
       expect(capped.complete).toBe(false);
-      expect(Object.values(capped.counts).reduce((a, b) => a + b, 0)).toBe(EMBEDDED_COUNT_LIMIT);
-      expect(capped.counts.pending).toBeGreaterThanOrEqual(EMBEDDED_COUNT_LIMIT - 3);
-      // A filter narrowing the scope counts among its newest EMBEDDED_COUNT_LIMIT tasks only.
+      expect(Object.values(capped.counts).reduce((a, b) => a + b, 0)).toBe(COUNT_LIMIT);
+      expect(capped.counts.pending).toBeGreaterThanOrEqual(COUNT_LIMIT - 3);
+      // A filter narrowing the scope counts among its newest COUNT_LIMIT tasks only.
       const text = { $or: [{ query: { $regex: 'q' } }] };
       expect((await tasks.countByStatus({ ...SCOPE, ...text }, SCOPE)).complete).toBe(false);
       // A narrower filter under the limit is exact again.
@@ -107,8 +106,8 @@ describe('task repository (embedded, on disk)', () => {
     });
   });
 
-  it('reads at most EMBEDDED_PAGE_SCAN_LIMIT tasks of the scope for a narrowed page, and the cursors still find every match', async () => {
-    await withTasks(EMBEDDED_PAGE_SCAN_LIMIT + 500, async (tasks, ids) => {
+  it('reads at most PAGE_SCAN_LIMIT tasks of the scope for a narrowed page, and the cursors still find every match', async () => {
+    await withTasks(PAGE_SCAN_LIMIT + 500, async (tasks, ids) => {
       // The one match is the oldest task (the smallest id of the earliest time): last in the list's order.
       const oldest = record('a-needle', 'find the needle');
       await tasks.insertTask({ ...oldest, created_at: '2020-01-01T00:00:00.000Z' });
@@ -116,9 +115,16 @@ describe('task repository (embedded, on disk)', () => {
       const first = await tasks.listTasks(needle, { limit: 10, scope: SCOPE });
       expect(first.items).toEqual([]);
       expect(first.next_cursor).not.toBeNull();
-      const second = await tasks.listTasks(needle, { limit: 10, scope: SCOPE, cursor: first.next_cursor ?? '' });
-      expect(second.items.map((task) => task.task_id)).toEqual(['a-needle']);
-      expect(second.next_cursor).toBeNull();
+      // Each page reads one window of the scope; the last one holds the match.
+      const found: string[] = [];
+      let pages = 1;
+      for (let cursor = first.next_cursor ?? undefined; cursor !== undefined; pages++) {
+        const page = await tasks.listTasks(needle, { limit: 10, scope: SCOPE, cursor });
+        found.push(...page.items.map((task) => task.task_id));
+        cursor = page.next_cursor ?? undefined;
+      }
+      expect(found).toEqual(['a-needle']);
+      expect(pages).toBe(Math.ceil((ids.length + 1) / PAGE_SCAN_LIMIT));
       // Without a scope the page reads as far as it needs.
       expect((await tasks.listTasks(needle, { limit: 10 })).items.map((task) => task.task_id)).toEqual(['a-needle']);
       // Every page of the scope itself, each read from its cursor on.
