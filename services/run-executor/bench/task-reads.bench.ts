@@ -26,6 +26,8 @@ const { values } = parseArgs({
     sessions: { type: 'string', default: '10' },
   },
 });
+/** The figures go to standard output, one line each (as the other benchmarks print them). */
+const print = (line: string) => process.stdout.write(`${line}\n`);
 const total = Number(values.tasks);
 const sessions = Number(values.sessions);
 
@@ -51,7 +53,7 @@ try {
     }
     await Promise.all(batch);
   }
-  console.log(
+  print(
     `task reads benchmark: node ${process.version}, load ${loadavg()[0]?.toFixed(2)}, ${total} tasks of one user in ${sessions} sessions (inserted in ${(performance.now() - started).toFixed(0)} ms)`,
   );
 
@@ -110,7 +112,7 @@ try {
     clearInterval(probe);
     const pages = (result as { pages?: number }).pages;
     const detail = pages === undefined ? '' : `   (${pages} pages)`;
-    console.log(
+    print(
       `${label.padEnd(42)} ${took.toFixed(1).padStart(8)} ms   event loop held up to ${lag.toFixed(0)} ms${detail}`,
     );
   }
