@@ -1,6 +1,7 @@
 import { nanos } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, ReplayPolicy } from '@nats-io/jetstream';
 import type { ConsumerConfig, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import { ServiceError } from '@ars/contracts';
 import type { Bus } from './connection.ts';
 import { EVENTS_STREAM } from './infrastructure.ts';
 import { EMPTY_TOKEN, EVENT_RUN_HEADER, EVENT_SUBJECT_PREFIX } from './subjects.ts';
@@ -53,6 +54,8 @@ const READ_INACTIVE_THRESHOLD_MS = 30_000;
 const DEFAULT_BATCH = 512;
 /** Pull expiry of the tail; its idle heartbeat is half of it, so a lost server is noticed within seconds. */
 const TAIL_EXPIRES_MS = 5_000;
+/** How long a range read may wait for its next message before it gives up (two pull expiries). */
+export const READ_STALL_MS = 2 * TAIL_EXPIRES_MS;
 
 function toRecord(msg: JsMsg): EventRecord {
   const info = msg.info;
@@ -89,13 +92,18 @@ export interface ReadEventsOptions {
   readonly startTime?: Date;
   /** Messages per pull. @default 512 */
   readonly batch?: number;
+  /** How long the read waits for its next message before it throws `unavailable`, in ms. @default {@link READ_STALL_MS} */
+  readonly stallMs?: number;
 }
 
 /**
  * A bounded read: iterates the matching messages from its start until the
  * first one delivered with `pending` 0 (the end of the stream when it was
  * delivered), then ends. `close()` may be called at any time, also to stop
- * early; it deletes the server-side consumer.
+ * early; it deletes the server-side consumer. A read that stops getting
+ * messages before that end (its consumer gone with a restarting server,
+ * pulls unanswered) throws ServiceError `unavailable` after `stallMs`
+ * rather than waiting for ever or ending as if it had read everything.
  */
 export interface EventRangeReader extends AsyncIterable<EventRecord> {
   /** Matching messages from the start when the read began; 0 means the iteration yields nothing. */
@@ -132,6 +140,7 @@ export async function readEvents(bus: Bus, options: ReadEventsOptions = {}): Pro
   const info = await bus.jsm.consumers.add(EVENTS_STREAM, readConfig(options));
   const consumer = bus.js.consumers.getConsumerFromInfo(info);
   const batch = options.batch ?? DEFAULT_BATCH;
+  const stallMs = options.stallMs ?? READ_STALL_MS;
   let messages: ConsumerMessages | undefined;
   let closed: Promise<void> | undefined;
 
@@ -151,15 +160,40 @@ export async function readEvents(bus: Bus, options: ReadEventsOptions = {}): Pro
       messages.stop();
       return;
     }
+    // One timer for the whole read, counting only the time spent waiting for the server (not a slow caller).
+    let waitingSince: number | undefined = Date.now();
+    let stalled = false;
+    const watch = (): NodeJS.Timeout => {
+      const due = waitingSince === undefined ? stallMs : waitingSince + stallMs - Date.now();
+      return setTimeout(
+        () => {
+          if (waitingSince === undefined || Date.now() - waitingSince < stallMs) return void (watchdog = watch());
+          stalled = true;
+          messages?.stop();
+        },
+        Math.max(1, due),
+      );
+    };
+    let watchdog = watch();
     try {
       for await (const msg of messages) {
+        waitingSince = undefined;
         const record = toRecord(msg);
         yield record;
         if (record.pending === 0) return;
+        waitingSince = Date.now();
       }
     } finally {
+      clearTimeout(watchdog);
       messages.stop();
     }
+    if (closed !== undefined) return;
+    throw new ServiceError(
+      'unavailable',
+      stalled
+        ? `the event stream read got no message for ${stallMs} ms before its end`
+        : 'the event stream read ended before its end',
+    );
   }
 
   return {

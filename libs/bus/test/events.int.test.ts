@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isServiceError } from '@ars/contracts';
 import { InMemorySpanExporter, initTelemetry, withSpan } from '@ars/telemetry';
@@ -93,6 +94,53 @@ describe('event publisher', () => {
     await reader.close();
     expect(records.map((r) => r.runToken)).toEqual([encodeToken('run-1'), encodeToken('run-2'), EMPTY_TOKEN]);
     expect(records.map((r) => decodeEventMessage(r).run)).toEqual(['run-1', 'run-2', '']);
+  });
+
+  /** Publishes `count` events in a fresh session; returns its filter subject and first sequence. */
+  async function sessionOf(count: number): Promise<{ filterSubject: string; startSequence: number }> {
+    const id = identity('run-r');
+    const sequences = [];
+    for (let i = 0; i < count; i++) {
+      const { sequence } = await publisher.publish({
+        type: 'task.started',
+        identity: id,
+        payload: { TaskID: 't', PriorState: 'pending' },
+      });
+      sequences.push(sequence);
+    }
+    return { filterSubject: eventFilterSubject({ session: id.session }), startSequence: sequences[0]! };
+  }
+
+  it('fails a range read whose consumer is gone with unavailable after stallMs, instead of waiting for ever', async () => {
+    const range = await sessionOf(3);
+    const reader = await readEvents(bus, { ...range, stallMs: 300 });
+    expect(reader.pendingAtStart).toBe(3);
+    // What a restarting server does to a memory-backed read consumer: it is gone before the first pull.
+    for await (const consumer of bus.jsm.consumers.list(EVENTS_STREAM)) {
+      if (consumer.config.filter_subject === range.filterSubject)
+        await bus.jsm.consumers.delete(EVENTS_STREAM, consumer.name);
+    }
+    const started = Date.now();
+    const records: unknown[] = [];
+    const error = await (async () => {
+      for await (const record of reader) records.push(record);
+    })().catch((e: unknown) => e);
+    await reader.close();
+    expect(records).toEqual([]);
+    expect(isServiceError(error) && error.code).toBe('unavailable');
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('does not count a slow caller as a stalled range read', async () => {
+    const range = await sessionOf(3);
+    const reader = await readEvents(bus, { ...range, stallMs: 100 });
+    const sequences: number[] = [];
+    for await (const record of reader) {
+      sequences.push(record.seq);
+      await sleep(300);
+    }
+    await reader.close();
+    expect(sequences).toEqual([range.startSequence, range.startSequence + 1, range.startSequence + 2]);
   });
 
   it('stores the frame and reads it back from its sequence through an ordered consumer', async () => {

@@ -35,6 +35,8 @@ import type { StoredEventIds } from './stored-events.ts';
 export const RESTORE_DEADLINE_MS = 120_000;
 /** Waits between those tries: from the first to the last, then the last again. */
 const RESTORE_BACKOFF_MS = [100, 250, 500, 1_000, 2_000];
+/** A failed try is logged once in this many (the first, then about every 20 s). */
+const RESTORE_LOG_EVERY = 10;
 
 /** The identity of every event of a run. */
 export interface RunIdentity {
@@ -202,6 +204,12 @@ export class RunEvents {
       } catch (error) {
         // Reading the stream fails while JetStream is away, whatever the error; a publish only when unreachable.
         const retryable = stored === undefined || isStreamUnreachable(error);
+        if (attempt % RESTORE_LOG_EVERY === 0) {
+          this.#logger.warn(
+            { err: error, taskId: this.identity.run, attempt },
+            'run events not stored yet; trying again',
+          );
+        }
         if (!retryable || Date.now() >= deadline) {
           this.#failure ??= error;
           this.#unstored = [];

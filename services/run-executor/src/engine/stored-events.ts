@@ -7,7 +7,9 @@ import type { RunIdentity } from './run-events.ts';
  * a run asks after publishes whose acknowledgement never came (nats-server
  * down or restarting), to publish again only those the stream does not have.
  * One bounded read of the session's subjects (a filtered, memory-backed
- * consumer, deleted after the read), keeping the run's event ids.
+ * consumer, deleted after the read), keeping the run's event ids. A read
+ * that stops getting messages (its consumer gone with a restarting server)
+ * throws `unavailable` after `READ_STALL_MS`, and the run asks again.
  */
 export type StoredEventIds = (identity: RunIdentity, fromSequence: number) => Promise<ReadonlySet<string>>;
 

@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '@ars/contracts';
 import { StreamPublishError } from '@ars/bus';
@@ -93,16 +94,31 @@ describe('RunEvents after failed publishes', () => {
       e.type === 'b' && attempt === 1 ? unreachable() : undefined,
     );
     let reads = 0;
-    const events = emitter(pipeline, async () => {
-      reads += 1;
-      if (reads < 3) throw new Error('JetStream not ready');
-      return new Set();
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString('utf8'));
+        done();
+      },
     });
+    const events = emitter(
+      pipeline,
+      async () => {
+        reads += 1;
+        if (reads < 3) throw new Error('JetStream not ready');
+        return new Set();
+      },
+      { logger: createLogger({ name: 'test', level: 'info', destination }) },
+    );
     events.emit('a', payload(1));
     events.emit('b', payload(2));
     await events.flush();
     expect(reads).toBe(3);
     expect(calls.map((c) => c.type)).toEqual(['a', 'b', 'b']);
+    // The first failed try is logged (then one in ten), and the success.
+    const messages = lines.map((l) => JSON.parse(l) as { msg: string; attempt?: number });
+    expect(messages.filter((m) => m.msg.startsWith('run events not stored yet')).map((m) => m.attempt)).toEqual([0]);
+    expect(messages.some((m) => m.msg === 'run events stored after the event stream came back')).toBe(true);
   });
 
   it('reports a refusal by the stream without trying it again', async () => {
