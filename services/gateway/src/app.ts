@@ -35,6 +35,7 @@ export const EVENT_DEFAULTS = {
   idleCloseMs: 0,
   subscriberBufferBytes: 1_048_576,
   scanLimit: 200_000,
+  replayRetryMs: 60_000,
 } as const;
 
 /**
@@ -79,7 +80,13 @@ export function buildGateway(deps: GatewayDeps): GatewayApp {
     idleCloseMs: eventLimits.idleCloseMs,
     maxBufferedBytes: eventLimits.subscriberBufferBytes,
   });
-  const stream = new EventStream({ hub, log: deps.eventLog, events: deps.events, logger: deps.logger });
+  const stream = new EventStream({
+    hub,
+    log: deps.eventLog,
+    events: deps.events,
+    logger: deps.logger,
+    replayRetryMs: eventLimits.replayRetryMs,
+  });
 
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,

@@ -253,6 +253,8 @@ export interface EventLimits {
   readonly subscriberBufferBytes?: number;
   /** Most stored events one events.list, events.aggregate or search.events call reads. @default 200000 */
   readonly scanLimit?: number;
+  /** How long a `Last-Event-ID` replay keeps reading again after a failed read (nats-server restarting), in ms. @default 60000 */
+  readonly replayRetryMs?: number;
 }
 
 /** Build facts reported by `runtime.info`. */

@@ -3,7 +3,7 @@ import { getEvent } from '@ars/contracts';
 import { createHarness, openEventStream } from './support/harness.ts';
 import type { Harness, StreamOptions } from './support/harness.ts';
 import type { AppendEvent } from './support/memory-event-log.ts';
-import { MemoryEventLog, ShortReadLog } from './support/memory-event-log.ts';
+import { FailingReadLog, MemoryEventLog, ShortReadLog } from './support/memory-event-log.ts';
 import { SseReader } from './support/sse-reader.ts';
 
 const OWN = { tenant: 't1', user: 'u1', session: 's1' } as const;
@@ -323,6 +323,39 @@ describe('events.subscribe: replay to live hand-over', () => {
       later,
     ]);
     expect(log.readsOpened).toBe(2);
+  });
+
+  it('reads again after a read that failed (nats-server restarting), from the last record read, keeping the connection', async () => {
+    await h.close();
+    const log = new FailingReadLog(3, 2);
+    h = await createHarness({ log, events: { heartbeatMs: 60_000 } });
+    for (let i = 0; i < 10; i++) h.log.append(started(`r${i}`));
+    await vi.waitFor(() => expect(h.hub.position).toBe(10));
+    const reader = await live({ lastEventId: 0 });
+    const later = h.log.append(started('after'));
+    await reader.frameCount(11);
+    expect(reader.frames.map((block) => block.frame.sequence)).toEqual([
+      ...Array.from({ length: 10 }, (_, i) => i + 1),
+      later,
+    ]);
+    expect(reader.ended).toBe(false);
+    // Two failed reads after 3 records each, then one that reads the remaining 4.
+    expect(log.readsOpened).toBe(3);
+  });
+
+  it('closes the subscription when reads keep failing past replayRetryMs, after what it could read', async () => {
+    await h.close();
+    const log = new FailingReadLog(2, Number.POSITIVE_INFINITY);
+    h = await createHarness({ log, events: { heartbeatMs: 60_000, replayRetryMs: 300 } });
+    for (let i = 0; i < 10; i++) h.log.append(started(`r${i}`));
+    await vi.waitFor(() => expect(h.hub.position).toBe(10));
+    const reader = await subscribe({ lastEventId: 0 });
+    await reader.waitEnd();
+    expect(reader.named('replay.complete')).toEqual([]);
+    const sequences = reader.frames.map((block) => block.frame.sequence);
+    expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
+    expect(sequences.slice(0, 4)).toEqual([1, 2, 3, 4]);
+    expect(log.readsOpened).toBeGreaterThan(2);
   });
 
   async function handOver(bufferBytes: number) {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { VerifiedIdentity } from '@ars/contracts';
 import type { Logger } from '@ars/telemetry';
 import { ADMIN_SCOPE_USED } from '../http/audit.ts';
@@ -24,7 +25,14 @@ export interface EventStreamOptions {
   readonly log: EventLog;
   readonly events: EventSink;
   readonly logger: Logger;
+  /** How long a replay keeps reading again after a failed read, in ms. @default {@link REPLAY_RETRY_MS} */
+  readonly replayRetryMs?: number;
 }
+
+/** How long a replay keeps reading again after a failed read (nats-server restarting). */
+export const REPLAY_RETRY_MS = 60_000;
+/** Waits between those reads: from the first to the last, then the last again. */
+const REPLAY_BACKOFF_MS = [100, 250, 500, 1_000, 2_000];
 
 /**
  * Serves one SSE subscription: replays the backlog after `Last-Event-ID`
@@ -32,7 +40,10 @@ export interface EventStreamOptions {
  * pace), then hands over to the hub's live fan-out. The hub attaches the
  * subscriber before each read, so the read needs to reach only the hub's
  * position at that moment; events after it are held and delivered after the
- * backlog, deduplicated by sequence.
+ * backlog, deduplicated by sequence. A read that fails (nats-server
+ * restarting: its consumer gone, the read stalled) is opened again after the
+ * last record it read, for up to `replayRetryMs`, so the client keeps its
+ * connection and misses nothing.
  */
 export class EventStream {
   readonly #options: EventStreamOptions;
@@ -73,27 +84,44 @@ export class EventStream {
       subscriber.missed(lastEventId + 1, bounds.firstSeq - 1);
       scanned = bounds.firstSeq - 1;
     }
-    for (;;) {
+    let failedSince: number | undefined;
+    for (let attempt = 0; ;) {
       if (subscriber.closed) return;
       const anchor = hub.attach(subscriber);
-      while (scanned < anchor) {
-        const reader = await log.read({ filterSubject: subscriber.filter.subject, startSequence: scanned + 1 });
-        subscriber.reader = reader;
-        const from = scanned;
-        try {
-          scanned = await this.#replay(subscriber, reader, anchor, scanned);
-        } finally {
-          subscriber.reader = undefined;
-          await reader.close();
+      try {
+        while (scanned < anchor) {
+          const reader = await log.read({ filterSubject: subscriber.filter.subject, startSequence: scanned + 1 });
+          subscriber.reader = reader;
+          const from = scanned;
+          const progress = { last: scanned };
+          try {
+            await this.#replay(subscriber, reader, anchor, progress);
+          } finally {
+            scanned = progress.last;
+            subscriber.reader = undefined;
+            await reader.close();
+          }
+          if (subscriber.closed) return;
+          // A read ends at the first message delivered with a pending count of
+          // 0, and JetStream's running count can fall short while the stream is
+          // appended to: a read that ended below the anchor is checked by a
+          // fresh one, whose count at creation comes from the stored messages.
+          // One that delivered nothing has nothing to add.
+          if (reader.pendingAtStart === 0 || scanned === from) break;
         }
+      } catch (error) {
         if (subscriber.closed) return;
-        // A read ends at the first message delivered with a pending count of
-        // 0, and JetStream's running count can fall short while the stream is
-        // appended to: a read that ended below the anchor is checked by a
-        // fresh one, whose count at creation comes from the stored messages.
-        // One that delivered nothing has nothing to add.
-        if (reader.pendingAtStart === 0 || scanned === from) break;
+        failedSince ??= Date.now();
+        if (Date.now() - failedSince >= (this.#options.replayRetryMs ?? REPLAY_RETRY_MS)) throw error;
+        this.#options.logger.warn(
+          { err: error, subscriberId: subscriber.id, cursor: subscriber.cursor, scanned, attempt },
+          'event replay read failed; reading again after the last record read',
+        );
+        await sleep(REPLAY_BACKOFF_MS[Math.min(attempt++, REPLAY_BACKOFF_MS.length - 1)]);
+        continue;
       }
+      failedSince = undefined;
+      attempt = 0;
       if (!subscriber.heldOverflowed) {
         subscriber.goLive(Math.max(scanned, anchor));
         return;
@@ -103,12 +131,16 @@ export class EventStream {
     }
   }
 
-  /** Writes the backlog up to the anchor (or the end of the stream); returns the last sequence read. */
-  async #replay(subscriber: Subscriber, reader: EventLogRead, anchor: number, scanned: number): Promise<number> {
-    let last = scanned;
+  /** Writes the backlog up to the anchor (or the end of the stream), keeping the last sequence read in `progress`. */
+  async #replay(
+    subscriber: Subscriber,
+    reader: EventLogRead,
+    anchor: number,
+    progress: { last: number },
+  ): Promise<void> {
     for await (const record of reader) {
       if (subscriber.closed) break;
-      last = record.seq;
+      progress.last = record.seq;
       const route = routeOf(record);
       if (route !== undefined && matches(subscriber.filter, route)) {
         const text = recordText(record);
@@ -120,7 +152,6 @@ export class EventStream {
       }
       if (record.seq > anchor && !subscriber.heldOverflowed) break;
     }
-    return last;
   }
 
   /** audit.admin_scope_used, shape 1; best effort: a failure is logged and the subscription proceeds. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ServiceError } from '@ars/contracts';
 import { EMPTY_TOKEN, encodeStoredEvent, encodeToken, eventSubject } from '@ars/bus';
 import type { EventLog, EventLogBounds, EventLogRead, EventLogTail, EventRecord } from '../../src/ports.ts';
 
@@ -195,6 +196,41 @@ export class ShortReadLog extends MemoryEventLog {
           yield { ...record, pending: ++yielded === stopAfter ? 0 : record.pending };
           if (yielded === stopAfter) return;
         }
+      },
+    };
+  }
+}
+
+/**
+ * A log whose first `failures` reads throw `unavailable` after yielding
+ * `failAfter` records: what a JetStream read does when its consumer is gone
+ * with a restarting nats-server (the read stalls, then gives up).
+ */
+export class FailingReadLog extends MemoryEventLog {
+  readonly failAfter: number;
+  failures: number;
+
+  constructor(failAfter: number, failures: number) {
+    super();
+    this.failAfter = failAfter;
+    this.failures = failures;
+  }
+
+  override async read(options: Parameters<MemoryEventLog['read']>[0]) {
+    const inner = await super.read(options);
+    if (this.failures <= 0) return inner;
+    this.failures -= 1;
+    const failAfter = this.failAfter;
+    return {
+      pendingAtStart: inner.pendingAtStart,
+      close: () => inner.close(),
+      async *[Symbol.asyncIterator]() {
+        let yielded = 0;
+        for await (const record of inner) {
+          if (yielded++ === failAfter) break;
+          yield record;
+        }
+        throw new ServiceError('unavailable', 'the event stream read got no message before its end');
       },
     };
   }
