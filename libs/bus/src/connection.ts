@@ -28,6 +28,20 @@ export interface Bus {
   close(): Promise<void>;
 }
 
+/**
+ * True while `nc` has a live connection to a server: false from the moment
+ * its socket closes until a reconnect completes, and once closed. nats-core
+ * keeps what is published meanwhile only until its next reconnect attempt,
+ * which discards it, so a message sent while this is false is as good as
+ * lost. Reads nats-core's own flag (3.x), the one its reconnect loop sets;
+ * a connection of another shape counts as up unless closed.
+ */
+export function isConnectionUp(nc: NatsConnection): boolean {
+  if (nc.isClosed()) return false;
+  const connected = (nc as unknown as { protocol?: { connected?: unknown } }).protocol?.connected;
+  return typeof connected === 'boolean' ? connected : true;
+}
+
 function watchStatus(nc: NatsConnection, logger: Logger): void {
   void (async () => {
     for await (const s of nc.status()) {

@@ -4,7 +4,7 @@
  * the NATS services API with identity and trace headers, discovery, the event
  * publisher with its redactor, and local nats-server processes for tests.
  */
-export { connectBus } from './connection.ts';
+export { connectBus, isConnectionUp } from './connection.ts';
 export type { Bus, BusOptions } from './connection.ts';
 export {
   CONTROL_SUBJECT_PREFIX,

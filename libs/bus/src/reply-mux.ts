@@ -25,9 +25,21 @@ export class ReplyMuxError extends Error {
   }
 }
 
+/** Options of one {@link ReplyMux.request}. */
+export interface MuxRequestOptions {
+  readonly timeoutMs: number;
+  readonly headers?: MsgHdrs;
+  /**
+   * Fail it `publish_failed` as soon as the connection drops instead of
+   * waiting for its timeout, for a caller that finds out by itself whether
+   * the message arrived (a stream publish). @default false
+   */
+  readonly failOnDisconnect?: boolean;
+}
+
 export interface ReplyMux {
   /** Publishes `data` to `subject` and resolves with the first reply; rejects with {@link ReplyMuxError}. */
-  request(subject: string, data: Uint8Array, options: { timeoutMs: number; headers?: MsgHdrs }): Promise<Msg>;
+  request(subject: string, data: Uint8Array, options: MuxRequestOptions): Promise<Msg>;
   /** Fails every pending request (`closed`) and stops listening. */
   close(): void;
 }
@@ -37,6 +49,7 @@ interface Pending {
   readonly reject: (error: ReplyMuxError) => void;
   readonly deadline: number;
   readonly timeoutMs: number;
+  readonly failOnDisconnect: boolean;
 }
 
 const NO_RESPONDERS = 503;
@@ -84,9 +97,22 @@ export function createReplyMux(nc: NatsConnection): ReplyMux {
     for (const token of [...pending.keys()]) take(token)?.reject(new ReplyMuxError(reason, message));
   };
 
+  /** A reply to a request sent before a disconnect may never come: those that asked are failed at once. */
+  const watchDisconnects = async (): Promise<void> => {
+    for await (const status of nc.status()) {
+      if (status.type !== 'disconnect') continue;
+      for (const [token, entry] of pending) {
+        if (!entry.failOnDisconnect) continue;
+        pending.delete(token);
+        entry.reject(new ReplyMuxError('publish_failed', 'the connection dropped before the reply'));
+      }
+    }
+  };
+
   const listen = (): void => {
     if (sub !== undefined) return;
     void nc.closed().then(() => failAll('closed', 'the connection closed'));
+    void watchDisconnects().catch(() => undefined);
     sub = nc.subscribe(`${inbox}.*`, {
       callback: (error, msg) => {
         if (error !== null) return;
@@ -106,7 +132,8 @@ export function createReplyMux(nc: NatsConnection): ReplyMux {
       const token = ++counter;
       return new Promise<Msg>((resolve, reject) => {
         const deadline = Date.now() + options.timeoutMs;
-        pending.set(token, { resolve, reject, deadline, timeoutMs: options.timeoutMs });
+        const failOnDisconnect = options.failOnDisconnect === true;
+        pending.set(token, { resolve, reject, deadline, timeoutMs: options.timeoutMs, failOnDisconnect });
         try {
           nc.publish(subject, data, {
             reply: `${inbox}.${token}`,

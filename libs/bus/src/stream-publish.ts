@@ -1,5 +1,6 @@
 import { headers } from '@nats-io/transport-node';
 import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
+import { isConnectionUp } from './connection.ts';
 import { replyMuxOf, ReplyMuxError } from './reply-mux.ts';
 
 /**
@@ -33,9 +34,11 @@ export class StreamPublishError extends Error {
 /**
  * True when `error`, or the error it was thrown for (its `cause`), is a
  * publish that found no stream to take it (503: nats-server restarting,
- * JetStream recovering), got no acknowledgement in time (408), or was
- * dropped by the connection: the message may be stored on a later try. A
- * refusal by the stream (a JetStream error code) is not.
+ * JetStream recovering, or no connection, when it is not sent at all), got
+ * no acknowledgement in time (408), or was dropped by the connection (its
+ * acknowledgement still due when the connection dropped: the stream may
+ * hold it or not): the message may be stored on a later try. A refusal by
+ * the stream (a JetStream error code) is not.
  */
 export function isStreamUnreachable(error: unknown): boolean {
   const failure = error instanceof StreamPublishError ? error : (error as { cause?: unknown } | null)?.cause;
@@ -64,9 +67,15 @@ export async function publishToStream(
   const h = options.headers ?? (options.msgId === undefined ? undefined : headers());
   if (options.msgId !== undefined) h?.set('Nats-Msg-Id', options.msgId);
   const timeoutMs = options.timeoutMs ?? 5_000;
+  // Sent now it would be dropped by the client's next reconnect attempt: refused unsent instead.
+  if (!isConnectionUp(nc)) throw new StreamPublishError(503, 'no connection to nats-server: not sent');
   let reply;
   try {
-    reply = await replyMuxOf(nc).request(subject, data, { timeoutMs, ...(h === undefined ? {} : { headers: h }) });
+    reply = await replyMuxOf(nc).request(subject, data, {
+      timeoutMs,
+      failOnDisconnect: true,
+      ...(h === undefined ? {} : { headers: h }),
+    });
   } catch (error) {
     const reason = error instanceof ReplyMuxError ? error.reason : 'publish_failed';
     const code = reason === 'no_responders' ? 503 : reason === 'timeout' ? 408 : 0;

@@ -1,8 +1,11 @@
+import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceError } from '@ars/contracts';
 import {
   connectBus,
   headers,
+  isConnectionUp,
   isStreamUnreachable,
   publishToStream,
   startNatsServer,
@@ -83,4 +86,71 @@ describe('publishToStream', () => {
     expect(isStreamUnreachable(new Error('other'))).toBe(false);
     expect(isStreamUnreachable(undefined)).toBe(false);
   });
+});
+
+describe('publishToStream across a nats-server crash', () => {
+  let server: NatsServerHandle;
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let bus: Bus;
+
+  beforeAll(async () => {
+    dir = await tempDir('stream-publish-crash');
+    server = await startNatsServer({ storeDir: dir.path });
+    bus = await connectBus({ servers: server.url, name: 'stream-publish-crash-test' });
+    await bus.jsm.streams.add({ name: 'SPC', subjects: ['spc.>'] });
+  });
+
+  afterAll(async () => {
+    await bus?.close();
+    await server?.stop();
+    await dir?.remove();
+  });
+
+  /** Waits until the kernel shows `pid` stopped (a signal is delivered when its process is next scheduled). */
+  const stoppedState = async (pid: number) => {
+    for (let i = 0; (await readFile(`/proc/${pid}/stat`, 'utf8')).split(' ')[2] !== 'T'; i++) {
+      if (i > 500) throw new Error('nats-server did not stop');
+      await sleep(2);
+    }
+  };
+
+  const disconnected = async () => {
+    for (let i = 0; !(i > 0 && !isConnectionUp(bus.nc)); i++) {
+      if (i > 500) throw new Error('the client did not notice the server going away');
+      await sleep(10);
+    }
+  };
+
+  it('fails a publish whose acknowledgement was due when the connection dropped at once, and refuses one while it is down unsent', async () => {
+    // A stopped server takes the message and never answers; the crash then drops the connection.
+    process.kill(server.pid, 'SIGSTOP');
+    await stoppedState(server.pid);
+    const started = Date.now();
+    const pending = publishToStream(bus.nc, 'spc.a', bytes('due'), { timeoutMs: 30_000 }).catch((e: unknown) => e);
+    await sleep(100);
+    server.kill();
+    process.kill(server.pid, 'SIGCONT');
+    const dropped = await pending;
+    expect(dropped).toMatchObject({ name: 'StreamPublishError', code: 0 });
+    expect(isStreamUnreachable(dropped)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(20_000);
+
+    await disconnected();
+    const at = Date.now();
+    const refused = await publishToStream(bus.nc, 'spc.a', bytes('refused'), { timeoutMs: 30_000 }).catch(
+      (e: unknown) => e,
+    );
+    expect(Date.now() - at).toBeLessThan(1_000);
+    expect(refused).toMatchObject({ name: 'StreamPublishError', code: 503 });
+    expect(isStreamUnreachable(refused)).toBe(true);
+
+    server = await server.restart();
+    for (let i = 0; !isConnectionUp(bus.nc); i++) {
+      if (i > 1_000) throw new Error('the client did not reconnect');
+      await sleep(10);
+    }
+    const ack = await publishToStream(bus.nc, 'spc.a', bytes('after'), { timeoutMs: 10_000 });
+    // The refused message was never sent, and the one due at the crash never stored.
+    expect(ack.seq).toBe(1);
+  }, 60_000);
 });

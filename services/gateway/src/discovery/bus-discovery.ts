@@ -1,4 +1,4 @@
-import { pingServices } from '@ars/bus';
+import { isConnectionUp, pingServices } from '@ars/bus';
 import type { Bus, RpcClient } from '@ars/bus';
 import { ServiceError } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
@@ -61,18 +61,9 @@ export function createBusDiscovery(bus: Bus, rpc: RpcClient, options: { timeoutM
   };
 }
 
-/** Tracks whether the bus connection is up, from the connection's status stream. */
+/** Whether the bus connection is up (see `isConnectionUp`). */
 export function trackBusState(bus: Bus): BusState {
-  let connected = !bus.nc.isClosed();
-  void (async () => {
-    for await (const status of bus.nc.status()) {
-      if (status.type === 'disconnect') connected = false;
-      else if (status.type === 'reconnect') connected = true;
-    }
-  })().catch(() => undefined);
-  return {
-    isConnected: () => connected && !bus.nc.isClosed(),
-  };
+  return { isConnected: () => isConnectionUp(bus.nc) };
 }
 
 /**

@@ -1,4 +1,5 @@
-import { decodeStoredEvent, encodeToken, eventFilterSubject, readEvents } from '@ars/bus';
+import { ServiceError } from '@ars/contracts';
+import { decodeStoredEvent, encodeToken, eventFilterSubject, isConnectionUp, readEvents } from '@ars/bus';
 import type { Bus } from '@ars/bus';
 import type { RunIdentity } from './run-events.ts';
 
@@ -15,6 +16,8 @@ export type StoredEventIds = (identity: RunIdentity, fromSequence: number) => Pr
 
 export function createStoredEventIds(bus: Bus): StoredEventIds {
   return async (identity, fromSequence) => {
+    // Asked while the connection is down, the read would wait out its request timeout for nothing.
+    if (!isConnectionUp(bus.nc)) throw new ServiceError('unavailable', 'no connection to nats-server');
     const runToken = encodeToken(identity.run);
     const reader = await readEvents(bus, {
       filterSubject: eventFilterSubject({ tenant: identity.tenant, user: identity.user, session: identity.session }),
