@@ -33,9 +33,13 @@ import type { StoredEventIds } from './stored-events.ts';
 
 /** How long `flush()` keeps trying to store events whose publish found no stream. */
 export const RESTORE_DEADLINE_MS = 120_000;
-/** Waits between those tries: from the first to the last, then the last again. */
-const RESTORE_BACKOFF_MS = [100, 250, 500, 1_000, 2_000];
-/** A failed try is logged once in this many (the first, then about every 20 s). */
+/**
+ * Waits between those tries: from the first to the last, then the last again.
+ * A try while the connection is down costs nothing (nothing is sent), so
+ * the last is short: a run goes on within a second of the stream's return.
+ */
+const RESTORE_BACKOFF_MS = [100, 250, 500, 1_000];
+/** A failed try is logged once in this many (the first, then about every 10 s). */
 const RESTORE_LOG_EVERY = 10;
 
 /** The identity of every event of a run. */

@@ -10,9 +10,16 @@ import type { RunIdentity } from './run-events.ts';
  * One bounded read of the session's subjects (a filtered, memory-backed
  * consumer, deleted after the read), keeping the run's event ids. A read
  * that stops getting messages (its consumer gone with a restarting server)
- * throws `unavailable` after `READ_STALL_MS`, and the run asks again.
+ * throws `unavailable` after {@link STORED_READ_STALL_MS}, and the run asks again.
  */
 export type StoredEventIds = (identity: RunIdentity, fromSequence: number) => Promise<ReadonlySet<string>>;
+
+/**
+ * How long the read waits for its next message before it is made again: a
+ * few of a run's events, read while the run waits, so shorter than the
+ * default (a read made just after a restart sometimes never delivers).
+ */
+const STORED_READ_STALL_MS = 3_000;
 
 export function createStoredEventIds(bus: Bus): StoredEventIds {
   return async (identity, fromSequence) => {
@@ -22,6 +29,7 @@ export function createStoredEventIds(bus: Bus): StoredEventIds {
     const reader = await readEvents(bus, {
       filterSubject: eventFilterSubject({ tenant: identity.tenant, user: identity.user, session: identity.session }),
       startSequence: Math.max(1, fromSequence),
+      stallMs: STORED_READ_STALL_MS,
     });
     const ids = new Set<string>();
     try {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ServiceError } from '@ars/contracts';
-import { AckPolicy, DeliverPolicy, headers, publishToStream, RUNS_STREAM, runsSubject } from '@ars/bus';
+import { AckPolicy, DeliverPolicy, headers, isConnectionUp, publishToStream, RUNS_STREAM, runsSubject } from '@ars/bus';
 import { injectTraceContext } from '@ars/telemetry';
 import type { Bus, Msg, Subscription } from '@ars/bus';
 import { CONSUMER_PREFIX, PRIORITY_BUCKETS, bucketOf, consumerName } from './priority.ts';
@@ -175,16 +175,29 @@ export function createWorkQueue(bus: Bus, options: WorkQueueOptions): WorkQueue 
   };
 
   const subscription = (): Subscription => {
-    sub ??= bus.nc.subscribe(`${prefix}.*`, {
-      callback: (error, msg) => {
-        if (error === null) onMessage(msg);
-      },
-    });
+    if (sub === undefined) {
+      sub = bus.nc.subscribe(`${prefix}.*`, {
+        callback: (error, msg) => {
+          if (error === null) onMessage(msg);
+        },
+      });
+      void endPullsOnDisconnect().catch(() => undefined);
+    }
     return sub;
   };
 
+  /** A pull under way when the connection drops is never answered: it ends there, not at its timeout. */
+  const endPullsOnDisconnect = async (): Promise<void> => {
+    // Ends at the first status change after the queue is closed.
+    for await (const status of bus.nc.status()) {
+      if (sub === undefined) return;
+      if (status.type === 'disconnect' && current !== undefined) finish(current);
+    }
+  };
+
   const pullOnce = (bucket: PriorityBucket, max: number): Promise<WorkItem[]> => {
-    if (bus.nc.isClosed()) return Promise.resolve([]);
+    // Sent while the connection is down, the pull would be dropped and the claim loop held until its timeout.
+    if (!isConnectionUp(bus.nc)) return Promise.resolve([]);
     subscription();
     const token = randomUUID().replaceAll('-', '');
     return new Promise<WorkItem[]>((resolve) => {
