@@ -309,9 +309,9 @@ class BusyLog extends MemoryEventLog {
 }
 
 describe('events.subscribe: replay to live hand-over', () => {
-  it('reads on when a read ends below the hand-over position, so no replayed event is skipped', async () => {
+  /** Ten stored events replayed from `Last-Event-ID: 0` over `log`, then one live: the subscriber gets all eleven once, in order. */
+  async function replayTenThenOne(log: MemoryEventLog): Promise<SseReader> {
     await h.close();
-    const log = new ShortReadLog(3);
     h = await createHarness({ log, events: { heartbeatMs: 60_000 } });
     for (let i = 0; i < 10; i++) h.log.append(started(`r${i}`));
     await vi.waitFor(() => expect(h.hub.position).toBe(10));
@@ -322,22 +322,18 @@ describe('events.subscribe: replay to live hand-over', () => {
       ...Array.from({ length: 10 }, (_, i) => i + 1),
       later,
     ]);
+    return reader;
+  }
+
+  it('reads on when a read ends below the hand-over position, so no replayed event is skipped', async () => {
+    const log = new ShortReadLog(3);
+    await replayTenThenOne(log);
     expect(log.readsOpened).toBe(2);
   });
 
   it('reads again after a read that failed (nats-server restarting), from the last record read, keeping the connection', async () => {
-    await h.close();
     const log = new FailingReadLog(3, 2);
-    h = await createHarness({ log, events: { heartbeatMs: 60_000 } });
-    for (let i = 0; i < 10; i++) h.log.append(started(`r${i}`));
-    await vi.waitFor(() => expect(h.hub.position).toBe(10));
-    const reader = await live({ lastEventId: 0 });
-    const later = h.log.append(started('after'));
-    await reader.frameCount(11);
-    expect(reader.frames.map((block) => block.frame.sequence)).toEqual([
-      ...Array.from({ length: 10 }, (_, i) => i + 1),
-      later,
-    ]);
+    const reader = await replayTenThenOne(log);
     expect(reader.ended).toBe(false);
     // Two failed reads after 3 records each, then one that reads the remaining 4.
     expect(log.readsOpened).toBe(3);

@@ -169,6 +169,11 @@ export class MemoryEventLog implements EventLog {
   }
 }
 
+/** `inner` with its records as `iterate` yields them (the same count at start, the same close). */
+function rewrapRead(inner: EventLogRead, iterate: () => AsyncGenerator<EventRecord>): EventLogRead {
+  return { pendingAtStart: inner.pendingAtStart, close: () => inner.close(), [Symbol.asyncIterator]: iterate };
+}
+
 /**
  * A log whose first read ends after `stopAfter` records as though nothing
  * more matched: what a JetStream read does when a delivered message's pending
@@ -187,17 +192,13 @@ export class ShortReadLog extends MemoryEventLog {
     const inner = await super.read(options);
     if (++this.#reads > 1) return inner;
     const stopAfter = this.stopAfter;
-    return {
-      pendingAtStart: inner.pendingAtStart,
-      close: () => inner.close(),
-      async *[Symbol.asyncIterator]() {
-        let yielded = 0;
-        for await (const record of inner) {
-          yield { ...record, pending: ++yielded === stopAfter ? 0 : record.pending };
-          if (yielded === stopAfter) return;
-        }
-      },
-    };
+    return rewrapRead(inner, async function* () {
+      let yielded = 0;
+      for await (const record of inner) {
+        yield { ...record, pending: ++yielded === stopAfter ? 0 : record.pending };
+        if (yielded === stopAfter) return;
+      }
+    });
   }
 }
 
@@ -221,17 +222,13 @@ export class FailingReadLog extends MemoryEventLog {
     if (this.failures <= 0) return inner;
     this.failures -= 1;
     const failAfter = this.failAfter;
-    return {
-      pendingAtStart: inner.pendingAtStart,
-      close: () => inner.close(),
-      async *[Symbol.asyncIterator]() {
-        let yielded = 0;
-        for await (const record of inner) {
-          if (yielded++ === failAfter) break;
-          yield record;
-        }
-        throw new ServiceError('unavailable', 'the event stream read got no message before its end');
-      },
-    };
+    return rewrapRead(inner, async function* () {
+      let yielded = 0;
+      for await (const record of inner) {
+        if (yielded++ === failAfter) break;
+        yield record;
+      }
+      throw new ServiceError('unavailable', 'the event stream read got no message before its end');
+    });
   }
 }
