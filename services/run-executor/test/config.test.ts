@@ -53,6 +53,7 @@ describe('RunExecutorConfig', () => {
     expect(loadConfig(RunExecutorConfig, { NATS_URL })).toMatchObject({
       AGENT_CONFIG_CACHE_MS: 0,
       ENGINE_RPC_TIMEOUT_MS: 2000,
+      GOVERNANCE_ABSENCE_GRACE_MS: 60000,
       LLM_DEFAULT_MAX_TOKENS: 4096,
       LLM_PRICES: {},
       INLINE_ARTIFACT_MAX_BYTES: 16384,

@@ -99,6 +99,12 @@ export const ENGINE_CONFIG_SHAPE = {
     60_000,
     'How long the engine waits for agent-registry, governance, memory and artifact calls, in ms. Default 2000.',
   ),
+  GOVERNANCE_ABSENCE_GRACE_MS: int(
+    60_000,
+    0,
+    3_600_000,
+    'How long after governance last answered an endpoint a "no responders" on it counts as a restart (the LLM call waits: its run is retried) rather than governance not running (the call proceeds un-governed), in ms. Default 60000; 0: un-governed at once.',
+  ),
   LLM_DEFAULT_MAX_TOKENS: int(
     4_096,
     1,
@@ -150,6 +156,7 @@ export interface EngineSettings {
   readonly maxSteps: number;
   readonly agentConfigCacheMs: number;
   readonly rpcTimeoutMs: number;
+  readonly governanceAbsenceGraceMs: number;
   readonly defaultMaxTokens: number;
   readonly llmPrices: Readonly<Record<string, { readonly input: number; readonly output: number }>>;
   readonly inlineArtifactMaxBytes: number;
@@ -172,6 +179,7 @@ export function engineSettingsOf(config: {
   readonly RUN_MAX_STEPS: number;
   readonly AGENT_CONFIG_CACHE_MS: number;
   readonly ENGINE_RPC_TIMEOUT_MS: number;
+  readonly GOVERNANCE_ABSENCE_GRACE_MS: number;
   readonly LLM_DEFAULT_MAX_TOKENS: number;
   readonly LLM_PRICES: Readonly<Record<string, { readonly input: number; readonly output: number }>>;
   readonly INLINE_ARTIFACT_MAX_BYTES: number;
@@ -190,6 +198,7 @@ export function engineSettingsOf(config: {
     maxSteps: config.RUN_MAX_STEPS,
     agentConfigCacheMs: config.AGENT_CONFIG_CACHE_MS,
     rpcTimeoutMs: config.ENGINE_RPC_TIMEOUT_MS,
+    governanceAbsenceGraceMs: config.GOVERNANCE_ABSENCE_GRACE_MS,
     defaultMaxTokens: config.LLM_DEFAULT_MAX_TOKENS,
     llmPrices: config.LLM_PRICES,
     inlineArtifactMaxBytes: config.INLINE_ARTIFACT_MAX_BYTES,

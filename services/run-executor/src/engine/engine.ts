@@ -91,7 +91,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     }),
     runOverrides: options.runOverrides,
     taskConfigs: options.taskConfigs,
-    governance: createGovernance({ rpc, logger, timeoutMs }),
+    governance: createGovernance({ rpc, logger, timeoutMs, absenceGraceMs: settings.governanceAbsenceGraceMs }),
     memory: createMemoryPrompt({ rpc, logger, timeoutMs }),
     artifacts,
     settings,

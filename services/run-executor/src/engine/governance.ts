@@ -12,9 +12,17 @@ import type { Logger } from '@ars/telemetry';
  * Governance not running (no responders) or not offering the endpoint
  * (`unimplemented`): runs proceed un-governed — admitted as asked, nothing
  * recorded, no failover, the executor's own key — and one warning is logged
- * per outage. A refusal always stops the call ({@link LlmCallRefused}); a
- * timeout or any other failure is thrown (the run is retried later).
+ * per outage. A governance that answered this executor on an endpoint less
+ * than {@link GOVERNANCE_ABSENCE_GRACE_MS} ago and has no responders on it now is away
+ * for a moment (restarting, its subscriptions coming back after a NATS
+ * reconnect), not absent: that `unavailable` is thrown like a timeout, so no
+ * call slips through un-governed in the seconds after a restart. A refusal
+ * always stops the call ({@link LlmCallRefused}); a timeout or any other
+ * failure is thrown (the run is retried later).
  */
+
+/** How long after governance last answered an endpoint a "no responders" on it counts as a moment's absence. */
+export const GOVERNANCE_ABSENCE_GRACE_MS = 60_000;
 
 /** Why governance refused a call; each is the ErrorCode the run fails with. */
 export const REFUSAL_REASONS = ['budget_exceeded', 'rate_limited', 'max_tokens_exceeded', 'model_not_allowed'] as const;
@@ -107,6 +115,10 @@ export interface GovernanceOptions {
   readonly logger: Logger;
   /** Per call, in ms. */
   readonly timeoutMs: number;
+  /** @default {@link GOVERNANCE_ABSENCE_GRACE_MS} */
+  readonly absenceGraceMs?: number;
+  /** @default Date.now */
+  readonly now?: () => number;
 }
 
 const SERVICE = 'governance';
@@ -117,17 +129,27 @@ function callerOf(run: RunQuad): VerifiedIdentity {
 
 export function createGovernance(options: GovernanceOptions): Governance {
   const { rpc, logger, timeoutMs } = options;
+  const graceMs = options.absenceGraceMs ?? GOVERNANCE_ABSENCE_GRACE_MS;
+  const now = options.now ?? Date.now;
   let absent = false;
+  /** When governance last answered each endpoint (a refusal is an answer): a governance without an endpoint never does. */
+  const answeredAt = new Map<string, number>();
 
   /** The answer, or `undefined` when governance is not running; refusals and other failures are thrown. */
   async function ask(run: RunQuad, endpoint: string, body: unknown): Promise<unknown> {
     try {
       const answer = await rpc.call(SERVICE, endpoint, callerOf(run), body, { timeoutMs });
+      answeredAt.set(endpoint, now());
       if (absent) logger.info({ endpoint }, 'governance is back; LLM calls are governed again');
       absent = false;
       return answer;
     } catch (error) {
       if (!isServiceError(error)) throw error;
+      const lastAnswer = answeredAt.get(endpoint);
+      if (error.code === 'unavailable' && lastAnswer !== undefined && now() - lastAnswer < graceMs) {
+        // It was here a moment ago: wait for it (the run is retried) rather than call un-governed.
+        throw error;
+      }
       if (error.code === 'unavailable' || error.code === 'unimplemented') {
         if (!absent)
           logger.warn({ endpoint, code: error.code }, 'governance unavailable; LLM calls proceed un-governed');
@@ -135,7 +157,10 @@ export function createGovernance(options: GovernanceOptions): Governance {
         return undefined;
       }
       const reason = refusalReasonOf(error.message);
-      if (reason !== undefined) throw new LlmCallRefused(reason, error.message);
+      if (reason !== undefined) {
+        answeredAt.set(endpoint, now());
+        throw new LlmCallRefused(reason, error.message);
+      }
       throw error;
     }
   }

@@ -49,7 +49,9 @@ describe('governance around LLM calls', () => {
 
   beforeAll(async () => {
     failing = await startFailingProvider();
-    h = await startSystemHarness(['governance', 'agent-registry']);
+    // No grace for a governance that answered a moment ago: "not running" below stops it on purpose
+    // (the grace itself is the unit tests' to show, with a clock).
+    h = await startSystemHarness(['governance', 'agent-registry'], { GOVERNANCE_ABSENCE_GRACE_MS: '0' });
     await setPosture({
       models: ['scripted', 'test-model'],
       budget: { ceiling: 1, currency: 'USD', period: 'total' },

@@ -47,6 +47,36 @@ describe('governance client', () => {
     expect(logger.warn).toHaveBeenCalledTimes(1);
   });
 
+  it('waits for a governance that answered less than a minute ago (no un-governed call after a restart), and runs un-governed once it stays away', async () => {
+    let clock = 1_000_000;
+    let up = true;
+    const logger = fakeLogger();
+    const rpc = fakeRpc(() => {
+      if (!up) throw new ServiceError('unavailable', 'no responders');
+      return { tier: 'standard', max_tokens: 50, clipped: true, wait_ms: 0 };
+    });
+    const governance = createGovernance({ rpc, logger, timeoutMs: 100, absenceGraceMs: 60_000, now: () => clock });
+    await expect(governance.admit(run, { model: 'm', requestedMaxTokens: 99 })).resolves.toMatchObject({
+      governed: true,
+    });
+    up = false;
+    clock += 59_000;
+    const away = await governance.admit(run, { model: 'm', requestedMaxTokens: 99 }).catch((e: unknown) => e);
+    // `unavailable` ends the attempt as transient: the run is retried, not called un-governed.
+    expect(away).toMatchObject({ code: 'unavailable' });
+    expect(logger.warn).not.toHaveBeenCalled();
+    clock += 2_000;
+    await expect(governance.admit(run, { model: 'm', requestedMaxTokens: 99 })).resolves.toMatchObject({
+      governed: false,
+      maxTokens: 99,
+    });
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    up = true;
+    await expect(governance.admit(run, { model: 'm', requestedMaxTokens: 99 })).resolves.toMatchObject({
+      governed: true,
+    });
+  });
+
   it('throws a refusal as LlmCallRefused with its reason', async () => {
     const rpc = fakeRpc(() => {
       throw new ServiceError('rate_limited', 'budget_exceeded: tier "standard" spent 1.2 of 1 USD');
