@@ -4,7 +4,7 @@ import type { EventFrame } from '@ars/contracts';
 import { createHarness } from './support/harness.ts';
 import type { Harness } from './support/harness.ts';
 import type { AppendEvent } from './support/memory-event-log.ts';
-import { ShortReadLog } from './support/memory-event-log.ts';
+import { FailingReadLog, ShortReadLog } from './support/memory-event-log.ts';
 import { routeOf } from './support/bodies.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
@@ -115,6 +115,19 @@ describe('events.list: a read whose pending count falls short', () => {
     expect(sequences(first.body)).toEqual([1, 2]);
     const second = await call('events.list', { limit: 10, cursor: first.body.next_cursor });
     expect(sequences(second.body)).toEqual([3, 4, 5]);
+  });
+});
+
+describe('events.list: a read that fails (nats-server restarting)', () => {
+  it('answers 503 unavailable, retryable, in the error envelope', async () => {
+    await h.close();
+    h = await createHarness({ log: new FailingReadLog(2, 1), events: { heartbeatMs: 60_000 } });
+    for (let i = 0; i < 5; i++) h.log.append(ev());
+    const answer = await call('events.list', {});
+    expect(answer.status).toBe(503);
+    expect(answer.body).toMatchObject({ code: 'unavailable' });
+    // The next call reads the stream afresh and gets the whole page.
+    expect(sequences((await call('events.list', {})).body)).toEqual([1, 2, 3, 4, 5]);
   });
 });
 
