@@ -2,6 +2,7 @@ import { nanos } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, ReplayPolicy } from '@nats-io/jetstream';
 import type { ConsumerConfig, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { ServiceError } from '@ars/contracts';
+import { isConnectionUp } from './connection.ts';
 import type { Bus } from './connection.ts';
 import { EVENTS_STREAM } from './infrastructure.ts';
 import { EMPTY_TOKEN, EVENT_RUN_HEADER, EVENT_SUBJECT_PREFIX } from './subjects.ts';
@@ -100,7 +101,8 @@ export interface ReadEventsOptions {
  * A bounded read: iterates the matching messages from its start until the
  * first one delivered with `pending` 0 (the end of the stream when it was
  * delivered), then ends. `close()` may be called at any time, also to stop
- * early; it deletes the server-side consumer. A read that stops getting
+ * early; it deletes the server-side consumer. While the connection is down
+ * the read is refused at once (`unavailable`). A read that stops getting
  * messages before that end (its consumer gone with a restarting server,
  * pulls unanswered) throws ServiceError `unavailable` after `stallMs`
  * rather than waiting for ever or ending as if it had read everything.
@@ -137,6 +139,8 @@ function readConfig(options: ReadEventsOptions): Partial<ConsumerConfig> {
  * stored up to at least that moment.
  */
 export async function readEvents(bus: Bus, options: ReadEventsOptions = {}): Promise<EventRangeReader> {
+  // Asked while the connection is down, creating the consumer would wait out its request timeout for nothing.
+  if (!isConnectionUp(bus.nc)) throw new ServiceError('unavailable', 'no connection to nats-server');
   const info = await bus.jsm.consumers.add(EVENTS_STREAM, readConfig(options));
   const consumer = bus.js.consumers.getConsumerFromInfo(info);
   const batch = options.batch ?? DEFAULT_BATCH;

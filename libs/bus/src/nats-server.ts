@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, connect as tcpConnect } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -52,6 +52,12 @@ export interface NatsServerHandle {
   stop(): Promise<void>;
   /** SIGKILL, without waiting: a crash. */
   kill(): void;
+  /**
+   * SIGSTOP, resolved once the kernel shows the process stopped (a signal
+   * lands when the process is next scheduled): it keeps its connections
+   * open and answers nothing. {@link kill} still works; SIGCONT resumes it.
+   */
+  freeze(): Promise<void>;
   /**
    * After {@link kill} or {@link stop}: waits for this process's exit (which
    * frees the port), then starts nats-server again on the same port and
@@ -233,6 +239,13 @@ function handleFor(spawned: Spawned, port: number, options: NatsServerOptions): 
     },
     kill(): void {
       child.kill('SIGKILL');
+    },
+    async freeze(): Promise<void> {
+      child.kill('SIGSTOP');
+      for (let i = 0; (await readFile(`/proc/${child.pid}/stat`, 'utf8')).split(' ')[2] !== 'T'; i++) {
+        if (i > 500) throw new Error('nats-server did not stop');
+        await sleep(2);
+      }
     },
     async restart(): Promise<NatsServerHandle> {
       await spawned.exited;

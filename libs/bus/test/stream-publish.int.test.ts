@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceError } from '@ars/contracts';
@@ -106,14 +105,6 @@ describe('publishToStream across a nats-server crash', () => {
     await dir?.remove();
   });
 
-  /** Waits until the kernel shows `pid` stopped (a signal is delivered when its process is next scheduled). */
-  const stoppedState = async (pid: number) => {
-    for (let i = 0; (await readFile(`/proc/${pid}/stat`, 'utf8')).split(' ')[2] !== 'T'; i++) {
-      if (i > 500) throw new Error('nats-server did not stop');
-      await sleep(2);
-    }
-  };
-
   const disconnected = async () => {
     for (let i = 0; !(i > 0 && !isConnectionUp(bus.nc)); i++) {
       if (i > 500) throw new Error('the client did not notice the server going away');
@@ -123,8 +114,7 @@ describe('publishToStream across a nats-server crash', () => {
 
   it('fails a publish whose acknowledgement was due when the connection dropped at once, and refuses one while it is down unsent', async () => {
     // A stopped server takes the message and never answers; the crash then drops the connection.
-    process.kill(server.pid, 'SIGSTOP');
-    await stoppedState(server.pid);
+    await server.freeze();
     const started = Date.now();
     const pending = publishToStream(bus.nc, 'spc.a', bytes('due'), { timeoutMs: 30_000 }).catch((e: unknown) => e);
     await sleep(100);

@@ -1,5 +1,4 @@
-import { ServiceError } from '@ars/contracts';
-import { decodeStoredEvent, encodeToken, eventFilterSubject, isConnectionUp, readEvents } from '@ars/bus';
+import { decodeStoredEvent, encodeToken, eventFilterSubject, readEvents } from '@ars/bus';
 import type { Bus } from '@ars/bus';
 import type { RunIdentity } from './run-events.ts';
 
@@ -23,8 +22,6 @@ const STORED_READ_STALL_MS = 3_000;
 
 export function createStoredEventIds(bus: Bus): StoredEventIds {
   return async (identity, fromSequence) => {
-    // Asked while the connection is down, the read would wait out its request timeout for nothing.
-    if (!isConnectionUp(bus.nc)) throw new ServiceError('unavailable', 'no connection to nats-server');
     const runToken = encodeToken(identity.run);
     const reader = await readEvents(bus, {
       filterSubject: eventFilterSubject({ tenant: identity.tenant, user: identity.user, session: identity.session }),
