@@ -17,15 +17,25 @@
  *     [--node-flags 'FLAGS' (default the supervisor's SERVICE_NODE_FLAGS; '' for none)] [--mongo-url URL] [--cpu-prof-dir DIR]
  *     [--nats-memory-limit MiB (default the supervisor's; 0 for Go's defaults)]
  *     [--nats-stats (NATS messages per run of each service, from the nats-server's /connz)]
+ *     [--floor events|queue]
+ *
+ * `--floor` measures the floor of a run's message flow instead of the
+ * services: every service but the gateway is stopped, and
+ * `services/run-executor/bench/floor-executor.ts` answers `start` and
+ * publishes the nineteen events of the three-step run through the
+ * executor's own event pipeline (`queue`: through the RUNS work queue as
+ * well). What the whole system spends beyond that is the services' work.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { cpus, loadavg } from 'node:os';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { ArsClient } from '@ars/client';
+import { SERVICE_NAMES } from '@ars/contracts';
 import { findFreePort, SERVICE_NODE_FLAGS, startTestSystem } from '@ars/testkit';
 import type { TestSystem } from '@ars/testkit';
 import { quantile } from './src/load.ts';
@@ -55,6 +65,7 @@ const { values } = parseArgs({
     'nats-stats': { type: 'boolean', default: false },
     'cpu-prof-dir': { type: 'string' },
     query: { type: 'string', default: '#script tool:echo{"a":1};tool:echo{"b":2};finish:done' },
+    floor: { type: 'string' },
   },
 });
 const PHASES = new Set(values.phases.split(','));
@@ -77,6 +88,11 @@ const NATS_MEMORY_LIMIT = values['nats-memory-limit'] === undefined ? undefined 
 /** Report NATS messages per run from the nats-server's monitoring endpoint (served on a free port). */
 const NATS_STATS = values['nats-stats'];
 const MONITOR_PORT = NATS_STATS ? await findFreePort() : 0;
+/** `--floor`: the floor executor's mode, or undefined for the real system. */
+const FLOOR = values.floor;
+if (FLOOR !== undefined && FLOOR !== 'events' && FLOOR !== 'queue') throw new Error('--floor takes events or queue');
+if (FLOOR !== undefined && PHASES.has('control'))
+  throw new Error('--floor runs have no controls: leave out the control phase');
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
 const f = (n: number, digits = 2) => n.toFixed(digits);
@@ -94,9 +110,26 @@ function serviceEnv(): Record<string, string> {
   return env;
 }
 
-/** Every process of the system and this one. */
+/** The services `--floor` stops: every one but the gateway. */
+const FLOOR_STOPPED: ReadonlySet<string> = new Set(SERVICE_NAMES.filter((name) => name !== 'gateway'));
+
+/** Every process of the system and this one (without the services `--floor` stopped). */
 function processes(system: TestSystem, extra: readonly NamedProcess[]): NamedProcess[] {
-  return [...system.system.processes(), ...extra, { name: 'load generator', pid: process.pid }];
+  const running = system.system.processes().filter((p) => FLOOR === undefined || !FLOOR_STOPPED.has(p.name));
+  return [...running, ...extra, { name: 'load generator', pid: process.pid }];
+}
+
+/** `--floor`: stops every service but the gateway and starts the floor executor in their place. */
+async function startFloor(system: TestSystem, mode: string): Promise<ChildProcess> {
+  for (const name of SERVICE_NAMES) if (FLOOR_STOPPED.has(name)) await system.system.killService(name);
+  const child = spawn(process.execPath, [...NODE_FLAGS, 'services/run-executor/bench/floor-executor.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, ...serviceEnv(), NATS_URL: system.natsUrl, FLOOR_MODE: mode },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  for await (const line of createInterface({ input: child.stdout! })) if (line === 'FLOOR_EXECUTOR_READY') break;
+  child.stdout!.resume();
+  return child;
 }
 
 function summary(values: number[]): string {
@@ -412,6 +445,8 @@ async function main(): Promise<void> {
   });
   const extras: ChildProcess[] = [];
   try {
+    if (FLOOR !== undefined) extras.push(await startFloor(system, FLOOR));
+    const floorProcess = extras.map((c) => ({ name: `floor executor (${FLOOR})`, pid: c.pid ?? 0 }));
     const probe = system.client();
     const mode: WaitMode = (await sseAvailable(probe, `bench-probe-${randomUUID().slice(0, 8)}`)) ? 'sse' : 'poll';
     print(
@@ -419,6 +454,7 @@ async function main(): Promise<void> {
         `terminal events ${mode === 'sse' ? 'on SSE' : 'by polling tasks.get (GET /v1/events not served)'}`,
     );
     print(`query: ${QUERY}`);
+    if (FLOOR !== undefined) print(`floor (${FLOOR}): every service but the gateway stopped; the floor executor runs`);
     if (PHASES.has('latency')) await latencyPhase(system, mode);
     if (PHASES.has('control')) await controlPhase(system, mode);
     for (const executors of EXECUTORS) {
@@ -429,8 +465,10 @@ async function main(): Promise<void> {
         );
         continue;
       }
-      while (extras.length < executors - 1) extras.push(await startExtraExecutor(system));
-      const extra = extras.map((c, i) => ({ name: `run-executor#${i + 2}`, pid: c.pid ?? 0 }));
+      if (FLOOR !== undefined && executors > 1) throw new Error('--floor measures one executor');
+      while (FLOOR === undefined && extras.length < executors - 1) extras.push(await startExtraExecutor(system));
+      const extra =
+        FLOOR !== undefined ? floorProcess : extras.map((c, i) => ({ name: `run-executor#${i + 2}`, pid: c.pid ?? 0 }));
       if (PHASES.has('throughput')) {
         print(`executors ${executors}, clients ${CLIENTS}, ${DURATION_MS} ms after ${WARMUP_MS} ms warm-up:`);
         await throughputPhase(system, mode, extra);
