@@ -12,7 +12,8 @@ import {
   startNatsServer,
 } from '../src/index.ts';
 import type { Bus, EventPublisher, NatsServerHandle } from '../src/index.ts';
-import { memoryLogger, tempDir } from './helpers.ts';
+import { createMemoryLogger } from '@ars/telemetry';
+import { tempDir } from './helpers.ts';
 
 describe('event publisher with the real registry of @ars/contracts', () => {
   let server: NatsServerHandle;
@@ -35,7 +36,7 @@ describe('event publisher with the real registry of @ars/contracts', () => {
     server = await startNatsServer({ storeDir: dir.path });
     bus = await connectBus({ servers: server.url, name: 'registry-test' });
     await ensureInfrastructure(bus);
-    publisher = createEventPublisher(bus, { source: 'registry-test', logger: memoryLogger().logger });
+    publisher = createEventPublisher(bus, { source: 'registry-test', logger: createMemoryLogger().logger });
   });
 
   afterAll(async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isServiceError } from '@ars/contracts';
-import { InMemorySpanExporter, initTelemetry, withSpan } from '@ars/telemetry';
+import { createMemoryLogger, initTelemetry, InMemorySpanExporter, withSpan } from '@ars/telemetry';
 import type { Telemetry } from '@ars/telemetry';
 import {
   DeliverPolicy,
@@ -21,7 +21,7 @@ import {
   startNatsServer,
 } from '../src/index.ts';
 import type { Bus, EventPublisher, JsMsg, NatsServerHandle } from '../src/index.ts';
-import { fakeRegistry, memoryLogger, tempDir } from './helpers.ts';
+import { fakeRegistry, tempDir } from './helpers.ts';
 
 const JWT = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLWJ5dGVzLWhlcmU';
 
@@ -31,7 +31,7 @@ describe('event publisher', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
   let telemetry: Telemetry;
   let publisher: EventPublisher;
-  const log = memoryLogger('events-test');
+  const log = createMemoryLogger('events-test');
 
   /** A fresh session per test keeps tests apart on the shared stream. */
   function identity(run?: string) {

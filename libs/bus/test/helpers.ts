@@ -1,34 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { createLogger } from '@ars/telemetry';
-import type { Logger } from '@ars/telemetry';
 import type { EventLookup } from '../src/index.ts';
 
 /** A temporary directory removed by the returned function. */
 export async function tempDir(prefix: string): Promise<{ path: string; remove: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), `ars-${prefix}-`));
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
-}
-
-/** A logger whose JSON lines are kept in memory for assertions. */
-export function memoryLogger(name = 'test'): { logger: Logger; lines: () => Record<string, unknown>[] } {
-  const chunks: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  const logger = createLogger({ name, level: 'debug', destination });
-  const lines = () =>
-    chunks
-      .join('')
-      .split('\n')
-      .filter((l) => l !== '')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { logger, lines };
 }
 
 type FieldKind = 'string' | 'number' | 'boolean' | 'array' | 'any';

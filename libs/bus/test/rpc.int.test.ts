@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { headers } from '@nats-io/transport-node';
 import { isServiceError, ServiceError } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
-import { InMemorySpanExporter, initTelemetry, SpanKind, trace, withSpan } from '@ars/telemetry';
+import { createMemoryLogger, initTelemetry, InMemorySpanExporter, SpanKind, trace, withSpan } from '@ars/telemetry';
 import type { Telemetry } from '@ars/telemetry';
 import { connectBus, createRpcClient, pingServices, rpcSubject, serveService, startNatsServer } from '../src/index.ts';
 import type { Bus, NatsServerHandle, RpcHandler, ServedService } from '../src/index.ts';
-import { memoryLogger, tempDir } from './helpers.ts';
+import { tempDir } from './helpers.ts';
 
 const IDENTITY: VerifiedIdentity = {
   tenant: 'acme.corp',
@@ -31,7 +31,7 @@ describe('RPC over the services API', () => {
   const exporter = new InMemorySpanExporter();
   const buses: Bus[] = [];
   const served: ServedService[] = [];
-  const log = memoryLogger('rpc-test');
+  const log = createMemoryLogger('rpc-test');
   let release: () => void = () => undefined;
   const hanging = new Promise<void>((resolve) => {
     release = resolve;

@@ -5,8 +5,8 @@
  */
 export { initTelemetry, tracingActive } from './setup.ts';
 export type { Telemetry, TelemetryOptions } from './setup.ts';
-export { createLogger } from './logger.ts';
-export type { Logger, LoggerOptions, LogLevel } from './logger.ts';
+export { createLogger, createMemoryLogger } from './logger.ts';
+export type { Logger, LoggerOptions, LogLevel, MemoryLogger } from './logger.ts';
 export { injectTraceContext, extractTraceContext } from './propagation.ts';
 export { withSpan } from './spans.ts';
 export type { SpanOptions } from './spans.ts';

@@ -38,3 +38,27 @@ export function createLogger(options: LoggerOptions): Logger {
   };
   return options.destination === undefined ? pino(config) : pino(config, options.destination);
 }
+
+/** A logger whose lines are kept in memory, and those lines parsed: for tests that assert what was logged. */
+export interface MemoryLogger {
+  readonly logger: Logger;
+  lines(): Record<string, unknown>[];
+}
+
+/** A {@link createLogger} logger writing to memory (level `debug` unless given). */
+export function createMemoryLogger(name = 'test', level: LogLevel = 'debug'): MemoryLogger {
+  const chunks: string[] = [];
+  const destination: DestinationStream = {
+    write(chunk: string) {
+      chunks.push(chunk);
+    },
+  };
+  const logger = createLogger({ name, level, destination });
+  const lines = () =>
+    chunks
+      .join('')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { logger, lines };
+}

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '@ars/contracts';
+import { createMemoryLogger } from '@ars/telemetry';
 import { bodyFor, routeOf } from './support/bodies.ts';
 import { createHarness } from './support/harness.ts';
 import type { Harness } from './support/harness.ts';
@@ -245,5 +246,42 @@ describe('errors: answers of the owning service', () => {
     expectEnvelope(response, 500, 'internal');
     expect(response.body).not.toContain('secret');
     expect(response.body).not.toContain('app.ts');
+  });
+});
+
+describe('errors: what the gateway logs', () => {
+  /** The log lines of one request answered with `error` by the service behind the gateway. */
+  async function logged(error: Error): Promise<Record<string, unknown>[]> {
+    const log = createMemoryLogger('gateway-test');
+    const logging = await createHarness({ logger: log.logger });
+    try {
+      logging.rpc.respond = async () => {
+        throw error;
+      };
+      await logging.post(tasksList(), bodyFor('tasks.list'));
+      return log.lines().filter((l) => String(l.msg).startsWith('request failed'));
+    } finally {
+      await logging.close();
+    }
+  }
+
+  it('logs a 503 or 504 at warn with its reason and cause, without a stack: an outage answers every request so', async () => {
+    const lost = new Error('CONNECTION_REFUSED');
+    for (const error of [
+      new ServiceError('unavailable', 'no connection to nats-server', { cause: lost }),
+      new ServiceError('timeout', 'service run-executor did not answer in time'),
+    ]) {
+      const [line, ...more] = await logged(error);
+      expect(more).toEqual([]);
+      expect(line).toMatchObject({ level: 40, code: error.code, reason: error.message });
+      expect(line?.cause).toBe(error.cause === undefined ? undefined : 'CONNECTION_REFUSED');
+      expect(JSON.stringify(line)).not.toContain('stack');
+    }
+  });
+
+  it('logs any other 5xx at error with the cause and its stack', async () => {
+    const [line] = await logged(new TypeError('boom'));
+    expect(line).toMatchObject({ level: 50, code: 'internal' });
+    expect((line?.err as { stack?: string } | undefined)?.stack).toContain('TypeError: boom');
   });
 });

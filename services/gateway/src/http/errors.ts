@@ -44,14 +44,33 @@ export function toHttpError(error: unknown): ServiceError {
 }
 
 /**
- * Sends the `{code, message}` envelope; 5xx are logged at error with the
- * cause, 4xx at info. A 501 is an answer about a surface that is not served
+ * 503 `unavailable` and 504 `timeout` say that a service or nats-server
+ * did not answer (a restart, an outage): expected in operation, and during
+ * an outage every request gets one, so they are logged at warn with their
+ * reason, without a stack.
+ */
+const DEPENDENCY_STATUSES: ReadonlySet<number> = new Set([503, 504]);
+
+function reasonOf(error: unknown): string | undefined {
+  return error instanceof Error ? error.message : undefined;
+}
+
+/**
+ * Sends the `{code, message}` envelope. Logged: other 5xx at error with the
+ * cause (and its stack); 503 and 504 at warn with the cause's message; 4xx
+ * at info. A 501 is an answer about a surface that is not served
  * (unimplemented, presign_unsupported), not an outage: logged at info.
  */
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
   const mapped = toHttpError(error);
   const original = isServiceError(error) ? (error.cause ?? error) : error;
-  if (mapped.status >= 500 && mapped.status !== 501) {
+  if (DEPENDENCY_STATUSES.has(mapped.status)) {
+    const cause = original === mapped ? undefined : reasonOf(original);
+    request.log.warn(
+      { code: mapped.code, url: request.url, reason: mapped.message, ...(cause === undefined ? {} : { cause }) },
+      'request failed: a dependency did not answer',
+    );
+  } else if (mapped.status >= 500 && mapped.status !== 501) {
     request.log.error({ err: original, code: mapped.code, url: request.url }, 'request failed');
   } else {
     request.log.info({ code: mapped.code, status: mapped.status, reason: mapped.message }, 'request refused');

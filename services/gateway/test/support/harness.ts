@@ -125,6 +125,8 @@ export interface HarnessOptions {
   readonly blobs?: BlobTransfer;
   /** More limits (artifact body and inline sizes, search timeout, …). */
   readonly limits?: GatewayDeps['limits'];
+  /** @default a silent logger */
+  readonly logger?: GatewayDeps['logger'];
 }
 
 export interface SendOptions {
@@ -173,7 +175,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const log = options.log ?? new MemoryEventLog();
   let clock = 1_000;
   const deps: GatewayDeps = {
-    logger: createLogger({ name: 'gateway-test', level: 'silent' }),
+    logger: options.logger ?? createLogger({ name: 'gateway-test', level: 'silent' }),
     verifier: options.verifier ?? createTokenVerifier({ issuer: ISSUER, audience: AUDIENCE, keys: [key.jwk as never] }),
     ...(options.devIssuer === undefined ? {} : { devIssuer: options.devIssuer }),
     ...(options.tokenMinter === undefined ? {} : { tokenMinter: options.tokenMinter }),

@@ -1,8 +1,7 @@
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '@ars/contracts';
 import { StreamPublishError } from '@ars/bus';
-import { createLogger } from '@ars/telemetry';
+import { createLogger, createMemoryLogger } from '@ars/telemetry';
 import type { EventPipeline, PipelineEvent } from '../../src/engine/event-pipeline.ts';
 import { RunEvents } from '../../src/engine/run-events.ts';
 import type { RunEventsOptions } from '../../src/engine/run-events.ts';
@@ -94,13 +93,7 @@ describe('RunEvents after failed publishes', () => {
       e.type === 'b' && attempt === 1 ? unreachable() : undefined,
     );
     let reads = 0;
-    const lines: string[] = [];
-    const destination = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString('utf8'));
-        done();
-      },
-    });
+    const log = createMemoryLogger('test', 'info');
     const events = emitter(
       pipeline,
       async () => {
@@ -108,7 +101,7 @@ describe('RunEvents after failed publishes', () => {
         if (reads < 3) throw new Error('JetStream not ready');
         return new Set();
       },
-      { logger: createLogger({ name: 'test', level: 'info', destination }) },
+      { logger: log.logger },
     );
     events.emit('a', payload(1));
     events.emit('b', payload(2));
@@ -116,7 +109,7 @@ describe('RunEvents after failed publishes', () => {
     expect(reads).toBe(3);
     expect(calls.map((c) => c.type)).toEqual(['a', 'b', 'b']);
     // The first failed try is logged (then one in ten), and the success.
-    const messages = lines.map((l) => JSON.parse(l) as { msg: string; attempt?: number });
+    const messages = log.lines() as { msg: string; attempt?: number }[];
     expect(messages.filter((m) => m.msg.startsWith('run events not stored yet')).map((m) => m.attempt)).toEqual([0]);
     expect(messages.some((m) => m.msg === 'run events stored after the event stream came back')).toBe(true);
   });
