@@ -177,7 +177,7 @@ export async function finishRun(run: RunLoop, outcome: TerminalOutcome, answer?:
   run.assertLease();
   run.terminated = true;
   // Its last call's cost goes out now, before the end can be seen (a completion also waits for it: run-step).
-  run.sendHeldCost();
+  run.costs.sendHeld();
   run.events.seal();
   run.closeInbox();
   clearTimeout(run.approvalTimer);

@@ -21,7 +21,7 @@ import { openControlInbox } from './controls.ts';
 import type { EngineSettings } from './engine-config.ts';
 import type { EventPipeline } from './event-pipeline.ts';
 import { LlmCallRefused } from './governance.ts';
-import type { CostRecord, Governance } from './governance.ts';
+import type { Governance } from './governance.ts';
 import { ProviderFailure } from './llm-call.ts';
 import type { GovernedCallContext, RunLlm } from './llm-call.ts';
 import type { MemoryPrompt } from './memory.ts';
@@ -29,16 +29,9 @@ import { lastToolOf, RUN_ERROR_CODES, stepLimitReached } from './planner.ts';
 import { occurredAt, RunEvents } from './run-events.ts';
 import { finishRun, republishTerminal, startedEventId } from './run-finish.ts';
 import type { StoredEventIds } from './stored-events.ts';
+import { RunCosts } from './run-costs.ts';
 import { prepareRun } from './run-prepare.ts';
 import { runStep } from './run-step.ts';
-
-/**
- * How long a call's cost waits for the next call's admission to carry it
- * before the run sends it on its own (`_governance.record_cost`), in ms: a
- * planner step usually calls again sooner (one request instead of two),
- * while spend seen by the tenant's other runs lags by at most this much.
- */
-export const COST_HOLD_MS = 1_000;
 
 /**
  * One run on this executor: claim, planner steps, controls' effects, and
@@ -160,47 +153,8 @@ export class RunLoop {
   memoryStale = false;
   /** The prompt's input-artifacts section (`''` when none). */
   artifactsText = '';
-  /** The cost records sent on their own and not yet answered, awaited before the next call and before the run ends. */
-  pendingCost: Promise<void> = Promise.resolve();
-  /** The last call's cost, held for the next admission to carry (see `llm-call.ts`), and its send-alone timer. */
-  #heldCost: { readonly record: CostRecord; readonly timer: NodeJS.Timeout } | undefined;
-
-  /** Keeps a cost record under way to be awaited later (a failure to record is logged, never fails the run). */
-  deferCost(record: Promise<void>): void {
-    const recorded = record.catch((error: unknown) =>
-      this.log.warn({ err: error }, 'LLM call cost not recorded with governance'),
-    );
-    this.pendingCost = Promise.all([this.pendingCost, recorded]).then(() => undefined);
-  }
-
-  /** Holds a call's cost for the next admission; sent on its own after {@link COST_HOLD_MS} unless taken. */
-  holdCost(record: CostRecord): void {
-    this.sendHeldCost();
-    const timer = setTimeout(() => this.sendHeldCost(), COST_HOLD_MS);
-    timer.unref();
-    this.#heldCost = { record, timer };
-  }
-
-  /** The held cost, for an admission to carry. */
-  takeHeldCost(): CostRecord | undefined {
-    const held = this.#heldCost;
-    if (held === undefined) return undefined;
-    clearTimeout(held.timer);
-    this.#heldCost = undefined;
-    return held.record;
-  }
-
-  /** Sends the held cost on its own, then waits for every cost record under way: the run's costs are with governance. */
-  flushCost(): Promise<void> {
-    this.sendHeldCost();
-    return this.pendingCost;
-  }
-
-  /** Sends the held cost on its own now (no next call will carry it). */
-  sendHeldCost(): void {
-    const record = this.takeHeldCost();
-    if (record !== undefined) this.deferCost(this.deps.governance.recordCost(this.events.quad, record));
-  }
+  /** Its LLM calls' costs on their way to governance. */
+  readonly costs: RunCosts;
 
   /** Whether this executor may still act for the run (its lease; see `LeaseManager.holds`). */
   readonly #holdsLease: () => boolean;
@@ -211,6 +165,7 @@ export class RunLoop {
     this.deliveryCount = deliveryCount;
     this.#holdsLease = holdsLease;
     this.log = deps.logger.child({ taskId, delivery: deliveryCount });
+    this.costs = new RunCosts((record) => deps.governance.recordCost(this.events.quad, record), this.log);
   }
 
   /** Runs until the run ends or must leave this executor; never throws. */
@@ -226,7 +181,7 @@ export class RunLoop {
       this.closeInbox();
       clearTimeout(this.approvalTimer);
       clearTimeout(this.#unsafeTimer);
-      await this.flushCost();
+      await this.costs.flush();
     }
   }
 

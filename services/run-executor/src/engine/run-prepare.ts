@@ -122,9 +122,9 @@ function callContext(run: RunLoop): GovernedCallContext {
     script: run.agent.provider.script,
     interrupted: () => run.interrupted,
     pauseStep: (ms) => run.pauseStep(ms),
-    settleCost: () => run.pendingCost,
-    deferCost: (record) => run.deferCost(record),
-    holdCost: (record) => run.holdCost(record),
-    takeHeldCost: () => run.takeHeldCost(),
+    settleCost: () => run.costs.pending,
+    deferCost: (record) => run.costs.defer(record),
+    holdCost: (record) => run.costs.hold(record),
+    takeHeldCost: () => run.costs.take(),
   };
 }

@@ -43,7 +43,7 @@ export async function runStep(run: RunLoop): Promise<void> {
   if (result === undefined) return;
   const { decision } = result;
   // No later call will carry the cost of the last one: it goes out alongside the step's recording.
-  if (decision.kind === 'finish') run.sendHeldCost();
+  if (decision.kind === 'finish') run.costs.sendHeld();
   await run.deps.tasks.recordStep(run.taskId, {
     index: stepNo,
     cost_usd: result.costUsd,
@@ -58,7 +58,7 @@ export async function runStep(run: RunLoop): Promise<void> {
     run.state.messages.push({ role: 'assistant', content: decision.answer });
     run.state.step = stepNo;
     // The cost is with governance before anyone can see the run end and start the next one.
-    await run.flushCost();
+    await run.costs.flush();
     await run.terminate({ status: 'complete', notify_on_complete: false }, decision.answer);
     return;
   }

@@ -1,0 +1,107 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createMemoryLogger } from '@ars/telemetry';
+import type { CostRecord } from '../../src/engine/governance.ts';
+import { COST_HOLD_MS, RunCosts } from '../../src/engine/run-costs.ts';
+
+/**
+ * A run's LLM call costs: the last one is held for the next admission to
+ * carry, sent on its own when none takes it in time or when the run has no
+ * next call, and every record sent is awaited before the run ends.
+ */
+
+const cost = (step: number): CostRecord => ({
+  model: 'scripted',
+  costUsd: 0.5,
+  tokensIn: 10,
+  tokensOut: 5,
+  callId: `run:${step}:1:claim`,
+});
+
+function costs(send: (record: CostRecord) => Promise<void> = async () => undefined) {
+  const sent: CostRecord[] = [];
+  const log = createMemoryLogger('run-costs-test');
+  const run = new RunCosts((record) => {
+    sent.push(record);
+    return send(record);
+  }, log.logger);
+  return { run, sent, log };
+}
+
+describe('RunCosts', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('gives the held cost to the next admission, and then nothing is sent on its own', async () => {
+    const { run, sent } = costs();
+    run.hold(cost(1));
+    expect(run.take()).toEqual(cost(1));
+    expect(run.take()).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(COST_HOLD_MS * 2);
+    expect(sent).toEqual([]);
+  });
+
+  it('sends a cost no admission took within the hold time on its own, once', async () => {
+    const { run, sent } = costs();
+    run.hold(cost(1));
+    await vi.advanceTimersByTimeAsync(COST_HOLD_MS - 1);
+    expect(sent).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(sent).toEqual([cost(1)]);
+    expect(run.take()).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(COST_HOLD_MS * 2);
+    expect(sent).toHaveLength(1);
+  });
+
+  it('sends a held cost on its own when a second one is held (no call carries two)', () => {
+    const { run, sent } = costs();
+    run.hold(cost(1));
+    run.hold(cost(2));
+    expect(sent).toEqual([cost(1)]);
+    expect(run.take()).toEqual(cost(2));
+  });
+
+  it('flush sends the held cost and settles only once every record sent was answered', async () => {
+    const answers: (() => void)[] = [];
+    const { run, sent } = costs(() => new Promise<void>((resolve) => answers.push(resolve)));
+    run.hold(cost(1));
+    await vi.advanceTimersByTimeAsync(COST_HOLD_MS);
+    run.hold(cost(2));
+    let flushed = false;
+    const flushing = run.flush().then(() => (flushed = true));
+    expect(sent).toEqual([cost(1), cost(2)]);
+    answers[1]?.();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(flushed).toBe(false);
+    answers[0]?.();
+    await flushing;
+    expect(flushed).toBe(true);
+  });
+
+  it('logs a record that failed and still settles: a cost not recorded never fails the run', async () => {
+    const { run, log } = costs(async () => {
+      throw new Error('governance timed out');
+    });
+    run.hold(cost(1));
+    await expect(run.flush()).resolves.toBeUndefined();
+    const warned = log.lines().filter((l) => l.msg === 'LLM call cost not recorded with governance');
+    expect(warned).toHaveLength(1);
+    expect(warned[0]?.level).toBe(40);
+  });
+
+  it('awaits a record deferred by the caller (an admission that failed after carrying a cost)', async () => {
+    const { run } = costs();
+    let answer!: () => void;
+    run.defer(new Promise<void>((resolve) => (answer = resolve)));
+    let settled = false;
+    const pending = run.pending.then(() => (settled = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(settled).toBe(false);
+    answer();
+    await pending;
+    expect(settled).toBe(true);
+  });
+});
