@@ -1,30 +1,12 @@
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger, initTelemetry, withSpan } from '../src/index.ts';
-
-function captured(): { stream: Writable; lines: () => Record<string, unknown>[] } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      chunks.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  const lines = () =>
-    chunks
-      .join('')
-      .split('\n')
-      .filter((l) => l !== '')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { stream, lines };
-}
+import { createLogger, createMemoryLogger, initTelemetry, withSpan } from '../src/index.ts';
 
 describe('createLogger', () => {
   initTelemetry({ serviceName: 'logger-test' });
 
   it('stamps trace_id and span_id of the active span on a line', async () => {
-    const out = captured();
-    const log = createLogger({ name: 'svc', destination: out.stream });
+    const out = createMemoryLogger('svc', 'info');
+    const log = out.logger;
     const ids = await withSpan('work', {}, async (span) => {
       log.info({ taskId: 't1' }, 'run started');
       return span.spanContext();
@@ -40,18 +22,27 @@ describe('createLogger', () => {
   });
 
   it('writes no trace fields outside a span', () => {
-    const out = captured();
-    createLogger({ name: 'svc', destination: out.stream }).info('idle');
+    const out = createMemoryLogger('svc', 'info');
+    out.logger.info('idle');
     const [line] = out.lines();
     expect(line).not.toHaveProperty('trace_id');
     expect(line).toMatchObject({ service: 'svc', level: 30 });
   });
 
   it('defaults to level info', () => {
-    const out = captured();
-    const log = createLogger({ name: 'svc', destination: out.stream });
+    const written: string[] = [];
+    const log = createLogger({ name: 'svc', destination: { write: (line: string) => void written.push(line) } });
     log.debug('hidden');
     expect(log.level).toBe('info');
-    expect(out.lines()).toHaveLength(0);
+    expect(written).toHaveLength(0);
+  });
+
+  it('keeps the lines of a memory logger parsed, at the level asked', () => {
+    const out = createMemoryLogger('svc', 'warn');
+    out.logger.info('below the level');
+    out.logger.warn({ code: 'unavailable' }, 'kept');
+    expect(out.lines()).toEqual([
+      expect.objectContaining({ service: 'svc', level: 40, code: 'unavailable', msg: 'kept' }),
+    ]);
   });
 });
