@@ -8,7 +8,7 @@ export type { Telemetry, TelemetryOptions } from './setup.ts';
 export { createLogger, createMemoryLogger } from './logger.ts';
 export type { Logger, LoggerOptions, LogLevel, MemoryLogger } from './logger.ts';
 export { injectTraceContext, extractTraceContext } from './propagation.ts';
-export { withSpan } from './spans.ts';
+export { startSpan, withSpan } from './spans.ts';
 export type { SpanOptions } from './spans.ts';
 export { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 export type { Context, Span, Tracer } from '@opentelemetry/api';

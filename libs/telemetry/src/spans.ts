@@ -49,6 +49,36 @@ export async function withSpan<T>(name: string, options: SpanOptions, fn: (span:
 }
 
 /**
+ * Starts a span that the caller ends itself (a server request whose start
+ * and end are in different hooks). While no exporter is configured
+ * ({@link tracingActive} false) no span is made, as in {@link withSpan}:
+ * the parent's span is returned (a remote caller's trace), or at a root a
+ * fresh non-recording one; setting attributes on it and ending it do
+ * nothing, and the trace id still reaches the logs and the next hop.
+ */
+export function startSpan(name: string, options: SpanOptions = {}, tracerName: string = TRACER_NAME): Span {
+  const parent = options.parent ?? context.active();
+  if (!tracingActive()) return spanToCarry(parent);
+  const spanOptions = {
+    ...(options.kind === undefined ? {} : { kind: options.kind }),
+    ...(options.attributes === undefined ? {} : { attributes: options.attributes }),
+  };
+  return trace.getTracer(tracerName).startSpan(name, spanOptions, parent);
+}
+
+/** The span whose context travels while nothing is recorded: the parent's when valid, else a fresh root's. */
+function spanToCarry(base: Context): Span {
+  const existing = trace.getSpan(base);
+  if (existing !== undefined && isSpanContextValid(existing.spanContext())) return existing;
+  const ids = randomBytes(24).toString('hex');
+  return trace.wrapSpanContext({
+    traceId: ids.slice(0, 32),
+    spanId: ids.slice(32),
+    traceFlags: TraceFlags.SAMPLED,
+  });
+}
+
+/**
  * {@link withSpan} while nothing exports spans: the trace context travels,
  * nothing is recorded. Inside a trace `fn` runs in it (the given parent made
  * active); a root gets fresh ids in a non-recording span, so that its logs
@@ -56,15 +86,7 @@ export async function withSpan<T>(name: string, options: SpanOptions, fn: (span:
  */
 function withoutSpan<T>(parent: Context | undefined, fn: (span: Span) => Promise<T>): Promise<T> {
   const base = parent ?? context.active();
-  const existing = trace.getSpan(base);
-  if (existing !== undefined && isSpanContextValid(existing.spanContext())) {
-    return parent === undefined ? fn(existing) : context.with(parent, () => fn(existing));
-  }
-  const ids = randomBytes(24).toString('hex');
-  const root = trace.wrapSpanContext({
-    traceId: ids.slice(0, 32),
-    spanId: ids.slice(32),
-    traceFlags: TraceFlags.SAMPLED,
-  });
-  return context.with(trace.setSpan(base, root), () => fn(root));
+  const span = spanToCarry(base);
+  if (trace.getSpan(base) === span) return parent === undefined ? fn(span) : context.with(parent, () => fn(span));
+  return context.with(trace.setSpan(base, span), () => fn(span));
 }

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { isSpanContextValid, ROOT_CONTEXT } from '@opentelemetry/api';
-import { extractTraceContext, initTelemetry, injectTraceContext, tracingActive, withSpan } from '../src/index.ts';
+import {
+  context,
+  extractTraceContext,
+  initTelemetry,
+  injectTraceContext,
+  startSpan,
+  trace,
+  tracingActive,
+  withSpan,
+} from '../src/index.ts';
 
 // Its own file: the tracer provider is per process, and here no exporter is ever added.
 describe('withSpan without an exporter', () => {
@@ -34,6 +43,30 @@ describe('withSpan without an exporter', () => {
     expect(seen.headers.traceparent).toBe(`00-${seen.context.traceId}-${seen.context.spanId}-01`);
     const other = await withSpan('another root', {}, async (span) => span.spanContext().traceId);
     expect(other).not.toBe(seen.context.traceId);
+  });
+
+  it('startSpan makes no span: the span of the remote parent travels, and attributes and end do nothing', () => {
+    const parent = extractTraceContext((key) => (key === 'traceparent' ? traceparent : undefined));
+    const span = startSpan('POST /v1/x', { parent });
+    expect(span.isRecording()).toBe(false);
+    expect(span.spanContext()).toMatchObject({
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      spanId: 'b7ad6b7169203331',
+    });
+    expect(span).toBe(trace.getSpan(parent));
+    span.setAttribute('a', 1);
+    span.end();
+    const headers: Record<string, string> = {};
+    context.with(trace.setSpan(parent, span), () => injectTraceContext((key, value) => (headers[key] = value)));
+    expect(headers.traceparent).toBe(traceparent);
+  });
+
+  it('startSpan at a root gives a fresh trace in a span that records nothing', () => {
+    const first = startSpan('root', { parent: ROOT_CONTEXT });
+    const second = startSpan('root', { parent: ROOT_CONTEXT });
+    expect(first.isRecording()).toBe(false);
+    expect(isSpanContextValid(first.spanContext())).toBe(true);
+    expect(second.spanContext().traceId).not.toBe(first.spanContext().traceId);
   });
 
   it('still rethrows what fn throws', async () => {

@@ -1,6 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { SpanStatusCode } from '@opentelemetry/api';
-import { InMemorySpanExporter, initTelemetry, SpanKind, withSpan } from '../src/index.ts';
+import {
+  extractTraceContext,
+  InMemorySpanExporter,
+  initTelemetry,
+  SpanKind,
+  startSpan,
+  withSpan,
+} from '../src/index.ts';
 
 describe('withSpan', () => {
   const exporter = new InMemorySpanExporter();
@@ -22,6 +29,22 @@ describe('withSpan', () => {
     expect(span?.kind).toBe(SpanKind.CLIENT);
     expect(span?.attributes).toMatchObject({ a: 1 });
     expect(span?.status.code).toBe(SpanStatusCode.UNSET);
+  });
+
+  it('starts a span the caller ends, under the given parent, with its kind and tracer', () => {
+    const parent = extractTraceContext((key) =>
+      key === 'traceparent' ? '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' : undefined,
+    );
+    const span = startSpan('POST /v1/x', { kind: SpanKind.SERVER, parent, attributes: { b: 2 } }, '@ars/test');
+    expect(span.isRecording()).toBe(true);
+    expect(exporter.getFinishedSpans().find((s) => s.name === 'POST /v1/x')).toBeUndefined();
+    span.end();
+    const ended = exporter.getFinishedSpans().find((s) => s.name === 'POST /v1/x');
+    expect(ended?.kind).toBe(SpanKind.SERVER);
+    expect(ended?.attributes).toMatchObject({ b: 2 });
+    expect(ended?.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+    expect(ended?.parentSpanContext?.spanId).toBe('b7ad6b7169203331');
+    expect(ended?.instrumentationScope.name).toBe('@ars/test');
   });
 
   it('nests a span under the active one', async () => {

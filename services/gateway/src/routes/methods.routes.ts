@@ -1,7 +1,7 @@
 import { ServiceError, findRoute, isServiceError } from '@ars/contracts';
 import type { IdentityScope, MethodDef, VerifiedIdentity } from '@ars/contracts';
 import { canFanIn, reconcileBodyIdentity } from '@ars/auth';
-import { SpanKind, context, extractTraceContext, trace } from '@ars/telemetry';
+import { SpanKind, context, extractTraceContext, startSpan, trace } from '@ars/telemetry';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { streamArtifact, StreamedJson } from '../artifacts/artifact-download.ts';
 import type { ArtifactUploadContext } from '../artifacts/artifact-upload.ts';
@@ -50,11 +50,8 @@ const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 } as const;
 
-/**
- * Looked up per request, never cached at import: a tracer taken before
- * telemetry registers its provider would stay a no-op.
- */
-const tracer = () => trace.getTracer('@ars/gateway');
+/** The tracer of the gateway's request spans. */
+const TRACER = '@ars/gateway';
 
 function pathOf(url: string): string {
   return url.split('?', 1)[0] ?? url;
@@ -82,7 +79,8 @@ export async function methodsRoutes(app: FastifyInstance, options: MethodsRoutes
   app.addHook('onRequest', async (request, reply) => {
     const path = pathOf(request.url);
     const parent = extractTraceContext((key) => singleHeader(request, key));
-    const span = tracer().startSpan(`${request.method} /v1/*`, { kind: SpanKind.SERVER }, parent);
+    // No span is recorded while nothing exports spans: the caller's trace (or a fresh one) still travels.
+    const span = startSpan(`${request.method} /v1/*`, { kind: SpanKind.SERVER, parent }, TRACER);
     span.setAttributes({ 'http.request.method': request.method, 'url.path': path });
     const state: Routed = { span, context: trace.setSpan(parent, span) };
     routed.set(request, state);
