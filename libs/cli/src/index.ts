@@ -13,8 +13,8 @@ export {
 } from './system-options.ts';
 export type { LogEntry, StartSystemOptions } from './system-options.ts';
 export { StartupError } from './readiness.ts';
-export { describeExit } from './service-process.ts';
-export type { ExitInfo } from './service-process.ts';
+export { describeExit, spawnServiceProcess } from './service-process.ts';
+export type { ExitInfo, LineHandler, ServiceProcess, ServiceProcessOptions } from './service-process.ts';
 export { formatChildLine, parsePinoLine } from './log-format.ts';
 export type { LogFormatOptions, ParsedLogLine } from './log-format.ts';
 export { ConfigError, UpConfig, parseUpConfig } from './config.ts';
