@@ -299,6 +299,10 @@ describe('the chart’s Deployments as local processes on a 3-node NATS cluster'
         executorRecoveryMs: timeline.executorReady! - timeline.executorRestarting!,
         natsRecoveryMs: timeline.natsRestarted! - timeline.natsRestarting!,
         allEndedAfterLoadMs: timeline.allEnded! - timeline.loadStopped!,
+        refusals: Object.fromEntries(
+          [...Map.groupBy(starts.filter((s) => s.error !== undefined), (s) => s.error!)].map(([code, list]) => [code, list.length]),
+        ),
+        abandoned,
       };
       console.log(`cluster faults: ${JSON.stringify(report)}`);
       expect(accepted.size).toBeGreaterThan(CLIENTS);

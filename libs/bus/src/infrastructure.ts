@@ -5,6 +5,7 @@ import { Kvm } from '@nats-io/kv';
 import type { KV } from '@nats-io/kv';
 import { Objm } from '@nats-io/obj';
 import type { ObjectStore } from '@nats-io/obj';
+import type { Logger } from '@ars/telemetry';
 import type { Bus } from './connection.ts';
 
 /** The event log: every published event, subjects `ars.ev.>`. */
@@ -28,7 +29,12 @@ export interface InfrastructureOptions {
   readonly eventsMaxAgeMs?: number;
   /** Size limit of EVENTS in bytes; -1 means unlimited. @default -1 */
   readonly eventsMaxBytes?: number;
-  /** Replicas of every stream, bucket and store (3 on a cluster). @default 1 */
+  /**
+   * Replicas of every stream, bucket and store: 1 on a single server, 3 on a
+   * 3-node cluster. An existing stream, bucket or store with another count is
+   * scaled to it (nats-server 2.9 moves the data; its consumers follow). Every
+   * process should pass the same value: each boot applies its own. @default 1
+   */
   readonly replicas?: number;
   /**
    * Leave an existing EVENTS stream's age and size limits as they are (they
@@ -37,12 +43,17 @@ export interface InfrastructureOptions {
    * with defaults must not undo it. @default false
    */
   readonly keepEventsRetention?: boolean;
+  /** Told (at warn) when a replica count changes: two processes passing different counts show here. */
+  readonly logger?: Logger;
 }
 
 /** What {@link ensureInfrastructure} did to each stream. */
 export type StreamOutcome = 'created' | 'updated' | 'unchanged';
 export interface InfrastructureReport {
+  /** EVENTS and RUNS. */
   readonly streams: Readonly<Record<string, StreamOutcome>>;
+  /** The backing streams of the KV buckets and the object store: `KV_<bucket>`, `OBJ_<store>`. */
+  readonly buckets: Readonly<Record<string, StreamOutcome>>;
 }
 
 type DesiredStream = Pick<
@@ -83,7 +94,41 @@ function differs(
   return JSON.stringify(current[key] ?? null) !== JSON.stringify(desired[key] ?? null);
 }
 
-async function ensureStream(jsm: JetStreamManager, desired: DesiredStream, retry = true): Promise<StreamOutcome> {
+function warnOfReplicaChange(logger: Logger | undefined, stream: string, from: number, to: number): void {
+  logger?.warn({ stream, from, to }, 'changing the replica count of a JetStream stream');
+}
+
+/** Names the stream and the replica count in a server's refusal (e.g. more replicas than the cluster has servers). */
+async function explained<T>(stream: string, replicas: number, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (!(error instanceof JetStreamApiError)) throw error;
+    throw new Error(`JetStream refused stream ${stream} with ${replicas} replica(s): ${error.message}`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * A single nats-server refuses to create a stream with more than one replica
+ * but accepts an update to more (2.9: the config then claims replicas the
+ * server does not keep), so the count is checked against the server itself.
+ */
+function refuseReplicasWithoutCluster(bus: Bus, replicas: number): void {
+  const info = bus.nc.info;
+  if (replicas <= 1 || info === undefined || (info.cluster ?? '') !== '') return;
+  throw new Error(
+    `JetStream replicas ${replicas} need a clustered nats-server; ${info.server_name} is not part of a cluster (use 1)`,
+  );
+}
+
+async function ensureStream(
+  jsm: JetStreamManager,
+  desired: DesiredStream,
+  logger: Logger | undefined,
+  retry = true,
+): Promise<StreamOutcome> {
   const info = await streamInfo(jsm, desired.name);
   if (info === undefined) {
     try {
@@ -91,7 +136,7 @@ async function ensureStream(jsm: JetStreamManager, desired: DesiredStream, retry
       return 'created';
     } catch (error) {
       // Another service created it between our info and add: reconcile once.
-      if (retry && error instanceof JetStreamApiError) return ensureStream(jsm, desired, false);
+      if (retry && error instanceof JetStreamApiError) return ensureStream(jsm, desired, logger, false);
       throw error;
     }
   }
@@ -103,8 +148,33 @@ async function ensureStream(jsm: JetStreamManager, desired: DesiredStream, retry
     );
   }
   if (!MUTABLE.some((k) => differs(info.config, desired, k))) return 'unchanged';
+  if (differs(info.config, desired, 'num_replicas')) {
+    warnOfReplicaChange(logger, desired.name, info.config.num_replicas, desired.num_replicas);
+  }
   const { name, retention: _r, storage: _s, ...update } = desired;
   await jsm.streams.update(name, update);
+  return 'updated';
+}
+
+/**
+ * Creates a KV bucket or object store through `create`, or scales its
+ * backing `stream` to `replicas`: the clients' `create` opens an existing
+ * one as it is, whatever replica count it asks for.
+ */
+async function ensureBucket(
+  jsm: JetStreamManager,
+  stream: string,
+  replicas: number,
+  create: () => Promise<unknown>,
+  logger: Logger | undefined,
+): Promise<StreamOutcome> {
+  const before = await streamInfo(jsm, stream);
+  if (before === undefined) await withRetry(create);
+  // Created here, or by another process booting at once (perhaps with another count).
+  const info = before ?? (await jsm.streams.info(stream));
+  if (info.config.num_replicas === replicas) return before === undefined ? 'created' : 'unchanged';
+  warnOfReplicaChange(logger, stream, info.config.num_replicas, replicas);
+  await jsm.streams.update(stream, { num_replicas: replicas });
   return 'updated';
 }
 
@@ -112,14 +182,18 @@ async function ensureStream(jsm: JetStreamManager, desired: DesiredStream, retry
  * Creates, or brings up to date, everything the service needs on JetStream:
  * streams EVENTS and RUNS (file storage, 2-minute duplicate window), KV buckets
  * `ars_fleet`, `ars_revocations` and object store
- * `ars_artifacts`. Idempotent and safe to run from every service at boot;
- * changed limits (for example the EVENTS age) are applied by a stream update.
+ * `ars_artifacts`, each with `replicas` replicas. Idempotent and safe to run
+ * from every service at boot; changed limits (for example the EVENTS age) and
+ * a changed replica count are applied by a stream update. More than one
+ * replica on a server outside a cluster, or a count the cluster cannot place,
+ * fails with an error naming the count.
  */
 export async function ensureInfrastructure(
   bus: Bus,
   options: InfrastructureOptions = {},
 ): Promise<InfrastructureReport> {
   const replicas = options.replicas ?? 1;
+  refuseReplicasWithoutCluster(bus, replicas);
   const maxAgeMs = options.eventsMaxAgeMs ?? DEFAULT_EVENTS_MAX_AGE_MS;
   const events: DesiredStream = {
     name: EVENTS_STREAM,
@@ -150,16 +224,26 @@ export async function ensureInfrastructure(
       events.max_bytes = current.config.max_bytes;
     }
   }
+  const { jsm } = bus;
+  const { logger } = options;
   const streams: Record<string, StreamOutcome> = {};
-  streams[EVENTS_STREAM] = await ensureStream(bus.jsm, events);
-  streams[RUNS_STREAM] = await ensureStream(bus.jsm, runs);
+  for (const desired of [events, runs]) {
+    streams[desired.name] = await explained(desired.name, replicas, () => ensureStream(jsm, desired, logger));
+  }
 
+  const buckets: Record<string, StreamOutcome> = {};
   const kvm = new Kvm(bus.js);
   for (const bucket of [FLEET_BUCKET, REVOCATIONS_BUCKET]) {
-    await withRetry(() => kvm.create(bucket, { history: 1, storage: StorageType.File, replicas }));
+    const stream = `KV_${bucket}`;
+    const create = () => kvm.create(bucket, { history: 1, storage: StorageType.File, replicas });
+    buckets[stream] = await explained(stream, replicas, () => ensureBucket(jsm, stream, replicas, create, logger));
   }
-  await withRetry(() => new Objm(bus.js).create(ARTIFACTS_OBJECT_STORE, { storage: StorageType.File, replicas }));
-  return { streams };
+  const objects = `OBJ_${ARTIFACTS_OBJECT_STORE}`;
+  const createObjects = () => new Objm(bus.js).create(ARTIFACTS_OBJECT_STORE, { storage: StorageType.File, replicas });
+  buckets[objects] = await explained(objects, replicas, () =>
+    ensureBucket(jsm, objects, replicas, createObjects, logger),
+  );
+  return { streams, buckets };
 }
 
 /** KV and object-store creation race when several services boot at once; a second try opens the winner's. */

@@ -92,6 +92,21 @@ describe('ensureInfrastructure', () => {
     expect((await bus.jsm.streams.info(`OBJ_${ARTIFACTS_OBJECT_STORE}`)).config.storage).toBe('file');
   });
 
+  it('creates the KV buckets and the object store with one replica, and reports them', async () => {
+    const report = await ensureInfrastructure(bus);
+    const names = [`KV_${FLEET_BUCKET}`, `KV_${REVOCATIONS_BUCKET}`, `OBJ_${ARTIFACTS_OBJECT_STORE}`];
+    expect(Object.keys(report.buckets).sort()).toEqual(names.sort());
+    for (const name of names) expect((await bus.jsm.streams.info(name)).config.num_replicas).toBe(1);
+  });
+
+  it('refuses more than one replica on a server outside a cluster, changing nothing', async () => {
+    await ensureInfrastructure(bus);
+    await expect(ensureInfrastructure(bus, { replicas: 3 })).rejects.toThrow(
+      /JetStream replicas 3 need a clustered nats-server/,
+    );
+    expect((await bus.jsm.streams.info(EVENTS_STREAM)).config.num_replicas).toBe(1);
+  });
+
   it('converges when several services run it at the same time', async () => {
     const names = (await bus.jsm.streams.names().next()) ?? [];
     for (const name of names) await bus.jsm.streams.delete(name);

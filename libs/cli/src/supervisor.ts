@@ -215,6 +215,8 @@ class Supervisor {
     if (this.options.mongoUrl === undefined) delete env['MONGO_URL'];
     else env['MONGO_URL'] = this.options.mongoUrl;
     if (this.options.logLevel !== undefined) env['LOG_LEVEL'] = this.options.logLevel;
+    // Our own nats-server is a single one: an inherited count meant for a cluster would fail every boot.
+    if (this.context.nats !== undefined) env['JETSTREAM_REPLICAS'] = '1';
     if (name === 'gateway') {
       env['PORT'] = String(this.context.port);
       env['HOST'] = this.options.host;

@@ -63,6 +63,31 @@ export const BaseServiceConfig = z.object({
     .min(1)
     .optional()
     .describe('This replica\'s id in discovery, health and logs. Default: "<service>-<random>" chosen at boot.'),
+  JETSTREAM_REPLICAS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(5)
+    .default(1)
+    .describe(
+      'Replicas of the JetStream streams, KV buckets and object store the service creates (or scales) at boot: 1 on a single nats-server, 3 on a 3-node cluster; the same on every process, the gateway included. Default 1.',
+    ),
+  HEALTH_PORT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(65_535)
+    .optional()
+    .describe(
+      'TCP port of the HTTP probe server (GET /healthz liveness, GET /readyz readiness), listening from the first moment of boot. Unset: no probe server.',
+    ),
+  HEALTH_HOST: z
+    .string()
+    .min(1)
+    .default('0.0.0.0')
+    .describe(
+      'Interface the probe server binds (with HEALTH_PORT). Default 0.0.0.0, so that kubelet reaches it on the pod IP.',
+    ),
 });
 export type BaseServiceConfig = z.infer<typeof BaseServiceConfig>;
 

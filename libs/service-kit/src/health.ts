@@ -1,3 +1,4 @@
+import { isConnectionUp } from '@ars/bus';
 import type { Bus, RpcHandler } from '@ars/bus';
 import type { Store } from '@ars/store';
 
@@ -33,7 +34,7 @@ export interface HealthOptions {
   readonly store: Store;
   /** `performance.now()`-style start time in milliseconds. */
   readonly startedAt: number;
-  /** How long each check may take before it counts as failed; @default 2000 */
+  /** How long each check may take before it counts as failed, in milliseconds; @default 2000 */
   readonly checkTimeoutMs?: number;
 }
 
@@ -55,18 +56,45 @@ async function check(probe: () => Promise<unknown>, timeoutMs: number): Promise<
   }
 }
 
+/** How long each dependency check may take before it counts as failed, in milliseconds. */
+export const DEFAULT_CHECK_TIMEOUT_MS = 2000;
+
+/** The outcome of each dependency check. */
+export interface DependencyChecks {
+  readonly nats: CheckStatus;
+  readonly store: CheckStatus;
+}
+
+/**
+ * Checks the service's dependencies, each bounded by `timeoutMs`: NATS is
+ * `ok` when the connection is up (not closed, not between reconnects) and a
+ * round trip (flush) completes; the store when a read answers.
+ */
+export async function checkDependencies(
+  bus: Bus,
+  store: Store,
+  timeoutMs: number = DEFAULT_CHECK_TIMEOUT_MS,
+): Promise<DependencyChecks> {
+  // A flush while the connection is down would only wait out the timeout.
+  const nats: Promise<CheckStatus> = isConnectionUp(bus.nc)
+    ? check(() => bus.nc.flush(), timeoutMs)
+    : Promise.resolve('failed');
+  const [natsStatus, storeStatus] = await Promise.all([
+    nats,
+    check(() => store.collection(HEALTH_METHOD).findOne({}), timeoutMs),
+  ]);
+  return { nats: natsStatus, store: storeStatus };
+}
+
 /**
  * The `_health` handler: a NATS round trip (flush) and a store read, each
  * bounded by a timeout, so a wedged dependency reports `degraded` instead of
  * hanging the probe.
  */
 export function createHealthHandler(options: HealthOptions): RpcHandler {
-  const timeoutMs = options.checkTimeoutMs ?? 2000;
+  const timeoutMs = options.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
   return async () => {
-    const [nats, store] = await Promise.all([
-      check(() => options.bus.nc.flush(), timeoutMs),
-      check(() => options.store.collection(HEALTH_METHOD).findOne({}), timeoutMs),
-    ]);
+    const { nats, store } = await checkDependencies(options.bus, options.store, timeoutMs);
     const report: HealthReport = {
       service: options.service,
       instance_id: options.instanceId,

@@ -1,8 +1,9 @@
 /**
  * @ars/service-kit: boots a service from its env config, serves every
  * registry method it owns over the NATS services API (built handlers behind
- * request validation, the rest answering `unimplemented`), answers `_health`,
- * and shuts down gracefully.
+ * request validation, the rest answering `unimplemented`), answers `_health`
+ * (and, with `HEALTH_PORT`, HTTP liveness and readiness probes), and shuts
+ * down gracefully.
  */
 export { BaseServiceConfig, ConfigError, LOG_LEVELS, defineServiceConfig, loadConfig } from './config.ts';
 export type { ConfigProblem, Environment } from './config.ts';
@@ -15,8 +16,12 @@ export type {
 } from './service-definition.ts';
 export { buildMethodTable, describeFirstIssue } from './method-table.ts';
 export type { MethodEndpoint } from './method-table.ts';
-export { HEALTH_METHOD, createHealthHandler } from './health.ts';
-export type { CheckStatus, HealthOptions, HealthReport } from './health.ts';
+export { DEFAULT_CHECK_TIMEOUT_MS, HEALTH_METHOD, checkDependencies, createHealthHandler } from './health.ts';
+export type { CheckStatus, DependencyChecks, HealthOptions, HealthReport } from './health.ts';
+export { trackReadiness } from './readiness.ts';
+export type { Readiness, ReadinessOptions, ReadinessStatus, ReadinessTracker } from './readiness.ts';
+export { LIVENESS_PATH, ProbeListenError, READINESS_PATH, startProbeServer } from './probe-server.ts';
+export type { ProbeServer, ProbeServerOptions } from './probe-server.ts';
 export { databaseName, startService } from './start-service.ts';
 export type { RunningService, StartOverrides } from './start-service.ts';
 export { EXIT_CODES, runService } from './run-service.ts';

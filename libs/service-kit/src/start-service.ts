@@ -12,6 +12,9 @@ import type { Logger, SpanExporter, Telemetry } from '@ars/telemetry';
 import type { BaseServiceConfig } from './config.ts';
 import { createHealthHandler, HEALTH_METHOD } from './health.ts';
 import { buildMethodTable } from './method-table.ts';
+import { ProbeListenError, startProbeServer } from './probe-server.ts';
+import { trackReadiness } from './readiness.ts';
+import type { ReadinessTracker } from './readiness.ts';
 import type { ServiceDefinition, ServiceImplementation } from './service-definition.ts';
 
 /** In-process knobs for tests and embedding; production passes none. */
@@ -86,7 +89,7 @@ async function connect(
   const bus = await connectBus({ servers, name: instanceId, logger });
   closers.push({ name: 'bus', close: () => bus.close() });
   // Retention of EVENTS is the gateway's to configure; keep what it set.
-  await ensureInfrastructure(bus, { keepEventsRetention: true });
+  await ensureInfrastructure(bus, { keepEventsRetention: true, replicas: config.JETSTREAM_REPLICAS, logger });
 
   const store = await openStore({
     mongoUrl: config.MONGO_URL,
@@ -145,11 +148,36 @@ async function serveMethods(
 }
 
 /**
- * Boots a service in this process: telemetry → logger → bus →
- * infrastructure → store → `build` → serving every registry method the
- * service owns plus `_health`. Start failures close what was opened and
- * rethrow. `stop()` stops serving (drains the subscriptions), runs the
- * definition's stop, closes the store and the bus, shuts telemetry down.
+ * With `HEALTH_PORT`, starts the probe server answering from `readiness`
+ * (closed last on stop). A port it cannot listen on fails the boot naming
+ * the variable.
+ */
+async function openProbes(
+  config: Readonly<BaseServiceConfig>,
+  readiness: ReadinessTracker,
+  closers: Closer[],
+): Promise<{ readonly host: string; readonly port: number } | undefined> {
+  if (config.HEALTH_PORT === undefined) return undefined;
+  const host = config.HEALTH_HOST;
+  try {
+    const probes = await startProbeServer({ port: config.HEALTH_PORT, host, readiness: () => readiness.check() });
+    closers.push({ name: 'probes', close: () => probes.close() });
+    return { host, port: probes.port };
+  } catch (error) {
+    if (!(error instanceof ProbeListenError)) throw error;
+    const taken = error.code === 'EADDRINUSE' ? ': the port is in use' : '';
+    throw new Error(`HEALTH_PORT=${error.port} (HEALTH_HOST=${host}): ${error.message}${taken}`, { cause: error });
+  }
+}
+
+/**
+ * Boots a service in this process: probe server (with `HEALTH_PORT`) →
+ * telemetry → logger → bus → infrastructure → store → `build` → serving
+ * every registry method the service owns plus `_health`; only then is the
+ * probe server's `/readyz` ready. Start failures close what was opened and
+ * rethrow. `stop()` makes `/readyz` answer 503 at once, stops serving
+ * (drains the subscriptions), runs the definition's stop, closes the store
+ * and the bus, shuts telemetry down, and closes the probe server last.
  */
 export async function startService<S extends z.ZodType<BaseServiceConfig>>(
   definition: ServiceDefinition<S>,
@@ -160,10 +188,13 @@ export async function startService<S extends z.ZodType<BaseServiceConfig>>(
   const service = definition.name;
   const instanceId = config.INSTANCE_ID ?? `${service}-${randomUUID()}`;
   const closers: Closer[] = [];
+  const readiness = trackReadiness();
   let logger: Logger | undefined;
   try {
+    const probes = await openProbes(config, readiness, closers);
     const connections = await connect(service, instanceId, config, overrides, closers);
     logger = connections.logger;
+    if (probes !== undefined) logger.info(probes, 'health probes listening');
     const { bus, store, telemetry } = connections;
     const implementation = await definition.build({
       config,
@@ -179,11 +210,13 @@ export async function startService<S extends z.ZodType<BaseServiceConfig>>(
     const methods = overrides.methods ?? METHODS;
     const served = await serveMethods(definition, instanceId, implementation, connections, methods, startedAt);
     closers.push({ name: 'serve', close: () => served.stop() });
+    readiness.serving({ bus, store });
 
     const log = logger;
     let stopping: Promise<void> | undefined;
     const stop = (): Promise<void> => {
       stopping ??= (async () => {
+        readiness.stopping();
         log.info('service stopping');
         await closeAll(closers, log);
         log.info('service stopped');

@@ -20,6 +20,8 @@ describe('loadConfig', () => {
       DATA_DIR: '.data',
       STORE_ENGINE: 'sqlite',
       LOG_LEVEL: 'info',
+      JETSTREAM_REPLICAS: 1,
+      HEALTH_HOST: '0.0.0.0',
     });
   });
 
@@ -98,6 +100,37 @@ describe('loadConfig', () => {
     expect(
       loadConfig(BaseServiceConfig, { NATS_URL: 'nats://n:4222', MONGO_URL: 'mongodb+srv://c.example' }).MONGO_URL,
     ).toBe('mongodb+srv://c.example');
+  });
+
+  it('reads JETSTREAM_REPLICAS as a whole number', () => {
+    expect(
+      loadConfig(BaseServiceConfig, { NATS_URL: 'nats://n:4222', JETSTREAM_REPLICAS: '3' }).JETSTREAM_REPLICAS,
+    ).toBe(3);
+  });
+
+  it.each(['0', '6', 'three', '1.5'])('refuses JETSTREAM_REPLICAS %s', (value) => {
+    const problems = problemsOf(() =>
+      loadConfig(BaseServiceConfig, { NATS_URL: 'nats://n:4222', JETSTREAM_REPLICAS: value }),
+    );
+    expect(Object.keys(problems)).toEqual(['JETSTREAM_REPLICAS']);
+  });
+
+  it('starts no probe server unless HEALTH_PORT is set', () => {
+    expect(loadConfig(BaseServiceConfig, { NATS_URL: 'nats://n:4222' }).HEALTH_PORT).toBeUndefined();
+  });
+
+  it('reads HEALTH_PORT and HEALTH_HOST', () => {
+    const config = loadConfig(BaseServiceConfig, {
+      NATS_URL: 'nats://n:4222',
+      HEALTH_PORT: '9090',
+      HEALTH_HOST: '127.0.0.1',
+    });
+    expect(config).toMatchObject({ HEALTH_PORT: 9090, HEALTH_HOST: '127.0.0.1' });
+  });
+
+  it.each(['0', '65536', 'http', '80.5'])('refuses HEALTH_PORT %s', (value) => {
+    const problems = problemsOf(() => loadConfig(BaseServiceConfig, { NATS_URL: 'nats://n:4222', HEALTH_PORT: value }));
+    expect(Object.keys(problems)).toEqual(['HEALTH_PORT']);
   });
 
   it('names a bad service-specific variable beside the base ones', () => {

@@ -136,6 +136,11 @@ export const GatewayConfig = z
     ARS_EVENTS_SCAN_LIMIT: integer(1_000, 10_000_000)
       .default(200_000)
       .describe('Most stored events one events.list, events.aggregate or search.events call reads. Default 200000.'),
+    JETSTREAM_REPLICAS: integer(1, 5)
+      .default(1)
+      .describe(
+        'Replicas of the JetStream streams, KV buckets and object store the gateway creates (or scales) at boot: 1 on a single nats-server, 3 on a 3-node cluster; the same on every process. Default 1.',
+      ),
     ARS_DISPLAY_NAME: z.string().min(1).default('Agent Run Service').describe('runtime.info display_name.'),
     BUILD_VERSION: z
       .string()

@@ -193,6 +193,8 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
     await ensureInfrastructure(bus, {
       eventsMaxAgeMs: config.ARS_EVENTS_MAX_AGE_SECONDS * 1000,
       eventsMaxBytes: config.ARS_EVENTS_MAX_BYTES,
+      replicas: config.JETSTREAM_REPLICAS,
+      logger,
     });
     const auth = await createAuth(config);
     const state = trackBusState(bus);

@@ -31,6 +31,15 @@ describe('gateway config', () => {
     expect(problemsOf({ ...NATS, PORT: 'eighty' })).toEqual(['PORT']);
   });
 
+  it('creates single-replica streams unless JETSTREAM_REPLICAS says otherwise', () => {
+    expect(readGatewayConfig(NATS).JETSTREAM_REPLICAS).toBe(1);
+    expect(readGatewayConfig({ ...NATS, JETSTREAM_REPLICAS: '3' }).JETSTREAM_REPLICAS).toBe(3);
+  });
+
+  it.each(['0', '6', 'three'])('names JETSTREAM_REPLICAS when it is %s', (value) => {
+    expect(problemsOf({ ...NATS, JETSTREAM_REPLICAS: value })).toEqual(['JETSTREAM_REPLICAS']);
+  });
+
   it('names ARS_AUTH_MODE when it is neither dev nor production', () => {
     expect(problemsOf({ ...NATS, ARS_AUTH_MODE: 'staging' })).toEqual(['ARS_AUTH_MODE']);
   });
