@@ -4,6 +4,7 @@ import type { ConsumerConfig, ConsumerMessages, JsMsg } from '@nats-io/jetstream
 import { ServiceError } from '@ars/contracts';
 import { isConnectionUp } from './connection.ts';
 import type { Bus } from './connection.ts';
+import { addEphemeralConsumer } from './ephemeral-consumer.ts';
 import { EVENTS_STREAM } from './infrastructure.ts';
 import { EMPTY_TOKEN, EVENT_RUN_HEADER, EVENT_SUBJECT_PREFIX } from './subjects.ts';
 
@@ -57,6 +58,12 @@ const DEFAULT_BATCH = 512;
 const TAIL_EXPIRES_MS = 5_000;
 /** How long a range read may wait for its next message before it gives up (two pull expiries). */
 export const READ_STALL_MS = 2 * TAIL_EXPIRES_MS;
+/**
+ * Idle heartbeat of the tail's pulls: two missed in a row (about 2 s) mean
+ * its consumer is gone (its node died, or it was placed on a node that is
+ * down), and the tail opens a new one after the last sequence it delivered.
+ */
+const TAIL_HEARTBEAT_MS = 1_000;
 
 function toRecord(msg: JsMsg): EventRecord {
   const info = msg.info;
@@ -141,7 +148,7 @@ function readConfig(options: ReadEventsOptions): Partial<ConsumerConfig> {
 export async function readEvents(bus: Bus, options: ReadEventsOptions = {}): Promise<EventRangeReader> {
   // Asked while the connection is down, creating the consumer would wait out its request timeout for nothing.
   if (!isConnectionUp(bus.nc)) throw new ServiceError('unavailable', 'no connection to nats-server');
-  const info = await bus.jsm.consumers.add(EVENTS_STREAM, readConfig(options));
+  const info = await addEphemeralConsumer(bus, EVENTS_STREAM, readConfig(options));
   const consumer = bus.js.consumers.getConsumerFromInfo(info);
   const batch = options.batch ?? DEFAULT_BATCH;
   const stallMs = options.stallMs ?? READ_STALL_MS;
@@ -221,49 +228,76 @@ export interface EventTail extends AsyncIterable<EventRecord> {
 }
 
 /**
- * Follows the whole EVENTS stream from `startSequence` through an ordered
- * consumer, resuming after the last sequence it delivered, so the tail has
- * no gap and no duplicate. The client recreates an ordered consumer by
- * itself after missed heartbeats, but after a reconnect to a restarted
- * server that took longer than a minute under load (the consumer is gone
- * with the server, and its pulls go unanswered): on every reconnect the
- * tail drops its consumer and opens a new one after the last sequence it
- * delivered. When that fails (JetStream still recovering), iteration
- * throws; the caller opens the tail again from where it got to.
+ * Follows the whole EVENTS stream from `startSequence` through an ephemeral
+ * consumer that it replaces whenever it stops answering, resuming after the
+ * last sequence it delivered, so the tail has no gap and no duplicate:
+ * - on a reconnect (the consumer went with a restarted server);
+ * - when two idle heartbeats are missed (its node died while this
+ *   connection, to another node, stayed up; the client's own ordered
+ *   consumer took 20 s and more to notice and recreate on a 3-node cluster);
+ * - when a delivery is skipped (a dropped pull batch), as an ordered
+ *   consumer would.
+ * Creating the replacement tries again while a node is down
+ * ({@link addEphemeralConsumer}); when that fails (JetStream still
+ * recovering), iteration throws and the caller opens the tail again from
+ * where it got to.
  */
 export async function tailEvents(bus: Bus, options: TailEventsOptions): Promise<EventTail> {
   const batch = options.batch ?? DEFAULT_BATCH;
   let next = Math.max(1, options.startSequence);
   let closed = false;
-  const open = async () => {
-    const consumer = await bus.js.consumers.get(EVENTS_STREAM, {
-      filter_subjects: ALL_EVENTS_FILTER,
-      deliver_policy: DeliverPolicy.StartSequence,
-      opt_start_seq: next,
-    });
-    return { consumer, messages: await consumer.consume({ max_messages: batch, expires: TAIL_EXPIRES_MS }) };
+  interface Live {
+    readonly name: string;
+    readonly messages: ConsumerMessages;
+    /** Set when the consumer is to be replaced rather than the iteration ended. */
+    replace: boolean;
+  }
+  const open = async (): Promise<Live> => {
+    const info = await addEphemeralConsumer(bus, EVENTS_STREAM, readConfig({ startSequence: next }));
+    const messages = await bus.js.consumers
+      .getConsumerFromInfo(info)
+      .consume({ max_messages: batch, expires: TAIL_EXPIRES_MS, idle_heartbeat: TAIL_HEARTBEAT_MS });
+    const opened: Live = { name: info.name, messages, replace: false };
+    void (async () => {
+      for await (const status of messages.status()) {
+        if (status.type !== 'heartbeats_missed') continue;
+        opened.replace = true;
+        messages.stop();
+        return;
+      }
+    })().catch(() => undefined);
+    return opened;
   };
   let live = await open();
-  let reconnected = false;
   void (async () => {
     // Ends at the first status change after the tail is closed.
     for await (const status of bus.nc.status()) {
       if (closed) return;
       if (status.type !== 'reconnect') continue;
-      reconnected = true;
+      live.replace = true;
       live.messages.stop();
     }
   })().catch(() => undefined);
   async function* iterate(): AsyncGenerator<EventRecord, void, undefined> {
     while (!closed) {
+      let delivered = 0;
       for await (const msg of live.messages) {
+        if (msg.info.deliverySequence !== delivered + 1) {
+          // A delivery went missing: read again after the last sequence delivered.
+          live.replace = true;
+          break;
+        }
+        delivered = msg.info.deliverySequence;
         const record = toRecord(msg);
+        if (record.seq < next) continue;
         next = record.seq + 1;
         yield record;
       }
-      if (closed || !reconnected) return;
-      reconnected = false;
-      await live.consumer.delete().catch(() => undefined);
+      if (closed || !live.replace) return;
+      const replaced = live;
+      replaced.messages.stop();
+      // Not awaited: its node may be the one that is gone; its inactivity threshold removes it then.
+      void bus.jsm.consumers.delete(EVENTS_STREAM, replaced.name).catch(() => undefined);
       live = await open();
     }
   }
@@ -271,7 +305,7 @@ export async function tailEvents(bus: Bus, options: TailEventsOptions): Promise<
     async close() {
       closed = true;
       live.messages.stop();
-      await live.consumer.delete().catch(() => undefined);
+      await bus.jsm.consumers.delete(EVENTS_STREAM, live.name).catch(() => undefined);
     },
     [Symbol.asyncIterator]: () => iterate(),
   };

@@ -58,6 +58,8 @@ export { MAX_REDACTION_DEPTH, REDACTED, redactPayload, scrubString, scrubValue }
 export { decodeEventMessage, decodeStoredEvent, encodeStoredEvent } from './event-codec.ts';
 export type { StoredEvent } from './event-codec.ts';
 export { ALL_EVENTS_FILTER, READ_STALL_MS, eventStreamBounds, readEvents, tailEvents } from './event-reader.ts';
+export { addEphemeralConsumer } from './ephemeral-consumer.ts';
+export type { EphemeralConsumerOptions } from './ephemeral-consumer.ts';
 export type {
   EventRangeReader,
   EventRecord,
