@@ -64,8 +64,14 @@ export async function offlineChartCopy(chartDir: string): Promise<{ dir: string;
   const root = await mkdtemp(join(tmpdir(), 'ars-chart-'));
   const dir = join(root, 'chart');
   await cp(chartDir, dir, { recursive: true });
-  const chart = parse(await readFile(join(dir, 'Chart.yaml'), 'utf8')) as { dependencies?: Dependency[] };
-  for (const dependency of chart.dependencies ?? []) {
+  let chart: { dependencies?: Dependency[] } | null;
+  try {
+    chart = parse(await readFile(join(dir, 'Chart.yaml'), 'utf8')) as { dependencies?: Dependency[] } | null;
+  } catch {
+    // Left for helm to refuse, with its own message.
+    chart = null;
+  }
+  for (const dependency of chart?.dependencies ?? []) {
     const target = join(dir, 'charts', dependency.name);
     if (existsSync(target)) continue;
     await mkdir(target, { recursive: true });
