@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -270,7 +271,26 @@ export async function startLocalDeployment(options: LocalDeploymentOptions): Pro
   };
 }
 
-/** Whether pods can run as another user here: root, `setpriv`, and a repository that user can read. */
-export function canRunAs(root: string): boolean {
-  return process.getuid?.() === 0 && existsSync('/usr/bin/setpriv') && existsSync(root);
+/**
+ * Whether pods can run as `user` here: this process is root, `setpriv`
+ * exists, and that user can read the repository and run this Node (a clone
+ * under a private directory cannot be).
+ */
+export function canRunAs(root: string, user: RunAs = { uid: 65534, gid: 65534 }): boolean {
+  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/setpriv')) return false;
+  const probe = spawnSync(
+    '/usr/bin/setpriv',
+    [
+      `--reuid=${user.uid}`,
+      `--regid=${user.gid}`,
+      '--clear-groups',
+      '--',
+      process.execPath,
+      '-e',
+      'require("node:fs").accessSync(process.argv[1], require("node:fs").constants.R_OK)',
+      join(root, 'services', 'gateway', 'src', 'main.ts'),
+    ],
+    { stdio: 'ignore', timeout: 10_000 },
+  );
+  return probe.status === 0;
 }
