@@ -5,6 +5,7 @@ import { abortUpload, readPutBody } from '../artifacts/artifact-upload.ts';
 import type { ArtifactUploadContext } from '../artifacts/artifact-upload.ts';
 import { sendError } from '../http/errors.ts';
 import type { EventSink, RpcCaller } from '../ports.ts';
+import { authorizeMethod } from '../http/authorize.ts';
 import { forwardedBody, gateBody, gateIdentity } from './method-gate.ts';
 import { routedState, sendResult, withProtocolVersion } from './route-state.ts';
 import type { Routed } from './route-state.ts';
@@ -45,6 +46,8 @@ export async function artifactPutRoutes(app: FastifyInstance, options: ArtifactP
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
     const { auth } = routedState(options.routed, request);
     const verified = auth.identity;
+    // Claims first: a refused caller learns nothing of the body's rules (its type, its size).
+    authorizeMethod(method, verified);
     const type = request.headers['content-type'];
     if (type === undefined || !JSON_MEDIA_TYPE.test(type)) {
       throw new ServiceError('invalid_request', 'the request body must be sent as Content-Type: application/json');

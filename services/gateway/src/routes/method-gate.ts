@@ -1,4 +1,4 @@
-import { canFanIn, reconcileBodyIdentity } from '@ars/auth';
+import { IDENTITY_COMPONENTS, canFanIn, reconcileBodyIdentity } from '@ars/auth';
 import type { ReconciledIdentity } from '@ars/auth';
 import type { IdentityScope, MethodDef, VerifiedIdentity } from '@ars/contracts';
 import { publishCrossings, publishListFanIn, publishSearchCrossing } from '../http/audit.ts';
@@ -14,12 +14,15 @@ interface GateLog {
 }
 
 /**
- * The checks of a request body after authentication, in order: control
- * payload bounds (422), nesting depth (400), request schema (400, bodies of GET methods are not
- * validated), body identity reconciliation (401/403/404), method claims
- * (403), search filter folding and the tenant fan-in of XA list reads
- * (403), then the audit of granted crossings.
- * Answers the reconciled identity.
+ * The checks of a request body after authentication, authorization first so
+ * that a caller who may not call a method learns nothing about its body:
+ * the body's identity members
+ * alone and the method's claims ({@link gateIdentity}: 401/403/404; a body
+ * that does not parse is refused 400 only to a caller the claims admit), then control payload bounds (422),
+ * nesting depth (400), request schema (400, bodies of GET methods are not
+ * validated), the full identity reconciliation, search filter folding and
+ * the tenant fan-in of XA list reads (403), then the audit of granted
+ * crossings. Answers the reconciled identity.
  */
 export async function gateBody(
   events: EventSink,
@@ -28,6 +31,7 @@ export async function gateBody(
   verified: VerifiedIdentity,
   body: Record<string, unknown>,
 ): Promise<ReconciledIdentity> {
+  gateIdentity(method, verified, body);
   enforcePayloadBounds(method, body);
   enforceBodyDepth(body);
   if (method.httpMethod !== 'GET') validateRequest(method, body);
@@ -36,7 +40,6 @@ export async function gateBody(
     body: body.identity as IdentityScope | undefined,
     method,
   });
-  authorizeMethod(method, verified);
   const searchCrossing = checkSearchFilter(method, verified, body);
   const fanIn = checkListFanIn(method, verified, body);
   if (crossed.length > 0) {
@@ -57,14 +60,24 @@ export async function gateBody(
 }
 
 /**
- * The identity part of {@link gateBody} alone, on a body read only in part
- * (an artifacts.put whose bytes are still arriving): reconciliation and
- * method claims. Throws what the full gate would.
+ * The gate's decisions that need only the claims and the body's identity
+ * members, before anything else of the body is looked at: method claims,
+ * then reconciliation of the identity members that are strings (a member of
+ * another type is the schema's to refuse, with 400, once the caller has
+ * passed). Also used on a body read only in part (an artifacts.put whose
+ * bytes are still arriving). Throws what the full gate would.
  */
 export function gateIdentity(method: MethodDef, verified: VerifiedIdentity, partial: Record<string, unknown>): void {
   const identity = partial.identity;
-  if (identity !== undefined && (identity === null || typeof identity !== 'object' || Array.isArray(identity))) return;
-  reconcileBodyIdentity({ verified, body: identity as IdentityScope | undefined, method });
+  if (identity !== null && typeof identity === 'object' && !Array.isArray(identity)) {
+    const members: Record<string, string> = {};
+    for (const component of IDENTITY_COMPONENTS) {
+      const value = (identity as Record<string, unknown>)[component];
+      if (typeof value === 'string') members[component] = value;
+    }
+    // A crossing the caller may not make is refused first, with the surface's own code (scope_mismatch, not_found).
+    reconcileBodyIdentity({ verified, body: members, method });
+  }
   authorizeMethod(method, verified);
 }
 

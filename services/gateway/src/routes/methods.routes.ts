@@ -65,8 +65,8 @@ function singleHeader(request: FastifyRequest, key: string): string | undefined 
 /**
  * Every registry method under `/v1/`. Order of the pipeline: route lookup
  * (404 `unknown_method`), verb (bare 405), authentication and revocation
- * (401), then in the handler: JSON body (400), the body gate (see
- * `gateBody`), dispatch: a gateway-owned method locally, auth.rotate_token at
+ * (401), then in the handler: the method's claims (403), JSON body (400),
+ * the body gate (see `gateBody`), dispatch: a gateway-owned method locally, auth.rotate_token at
  * the edge, anything else over NATS to its owner.
  */
 export async function methodsRoutes(app: FastifyInstance, options: MethodsRoutesOptions): Promise<void> {
@@ -134,8 +134,19 @@ export async function methodsRoutes(app: FastifyInstance, options: MethodsRoutes
     return local({ method: method.name, identity: verified, body });
   };
 
+  /** The JSON body; one that does not parse is refused 400 only to a caller the method's claims admit. */
+  const parseBody = (request: FastifyRequest, method: MethodDef, auth: Authenticated): Record<string, unknown> => {
+    if (method.httpMethod === 'GET') return {};
+    try {
+      return parseJsonObject(request.body, request.headers['content-type']);
+    } catch (error) {
+      authorizeMethod(method, auth.identity);
+      throw error;
+    }
+  };
+
   const pipeline = async (request: FastifyRequest, method: MethodDef, auth: Authenticated) => {
-    const body = method.httpMethod === 'GET' ? {} : parseJsonObject(request.body, request.headers['content-type']);
+    const body = parseBody(request, method, auth);
     const identity = await gateBody(options.events, request.log, method, auth.identity, body);
     const result = await dispatch(method, auth, forwardedBody(method, body, identity));
     return result instanceof StreamedJson ? result : withProtocolVersion(method, result ?? {});
@@ -150,10 +161,10 @@ export async function methodsRoutes(app: FastifyInstance, options: MethodsRoutes
    */
   const subscribe = async (request: FastifyRequest, reply: FastifyReply, method: MethodDef, auth: Authenticated) => {
     const verified = auth.identity;
+    authorizeMethod(method, verified);
     const body = subscribeRequestBody(request.headers, request.query);
     validateRequest(method, body);
     reconcileBodyIdentity({ verified, body: body.identity as IdentityScope, method });
-    authorizeMethod(method, verified);
     const admin = body.admin === true;
     if (admin && !canFanIn(verified.scopes, 'admin_or_fleet')) {
       throw new ServiceError('scope_mismatch', 'admin=1 (cross-tenant fan-in) needs admin or console:fleet');
