@@ -2,6 +2,7 @@ import { isServiceError, ServiceError } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
 import type { RpcClient } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResolvedArtifact } from '../domain/start.ts';
 
 /** The other services' internal endpoints that `start` asks. */
@@ -9,10 +10,9 @@ export const SESSION_ADMIT = { service: 'session', endpoint: '_session.admit' } 
 export const AGENT_RESOLVE = { service: 'agent-registry', endpoint: '_agent.resolve' } as const;
 export const ARTIFACT_RESOLVE = { service: 'artifact', endpoint: '_artifact.resolve' } as const;
 
-/** How long a probe of `_health` may take, in ms. */
-const HEALTH_PROBE_TIMEOUT_MS = 500;
-/** How long a "service up, endpoint missing" finding is trusted before probing again, in ms. */
-const MISSING_ENDPOINT_TTL_MS = 30_000;
+/** The pauses between two asks of a dependency that had no responders: 50 ms, doubling, at most 500 ms. */
+const FIRST_PAUSE_MS = 50;
+const LONGEST_PAUSE_MS = 500;
 
 /** The checks of `start` that other services answer. */
 export interface StartDependencies {
@@ -34,49 +34,38 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Calls the other services for `start`. While a service runs without one of
- * these internal endpoints (it is being built in parallel), its call answers
- * `unavailable` (no responders) although the service is up: that case, and
- * only that one, is told apart by probing the service's `_health`, and the
- * check is skipped with a warning. A service that is down, slow (`timeout`)
- * or refusing still fails the start.
+ * Calls the other services for `start`; every check fails closed. A
+ * dependency with no responders (restarting, or its subscriptions still
+ * propagating after a NATS node failover) is asked again, with a growing
+ * pause, for as long as the call's budget (`timeoutMs`) lasts; then the
+ * start fails 503 `unavailable`. No check is ever skipped. A timeout or a
+ * refusal fails the start at once.
  */
 export function createStartDependencies(rpc: RpcClient, logger: Logger, timeoutMs: number): StartDependencies {
-  const missingUntil = new Map<string, number>();
-
-  async function endpointMissing(service: string, caller: VerifiedIdentity): Promise<boolean> {
-    if ((missingUntil.get(service) ?? 0) > Date.now()) return true;
-    try {
-      await rpc.call(service, '_health', caller, undefined, { timeoutMs: HEALTH_PROBE_TIMEOUT_MS });
-    } catch (error) {
-      // Any answer, even a refusal, means the service is up.
-      const silent = !isServiceError(error) || error.code === 'unavailable' || error.code === 'timeout';
-      if (silent) return false;
-    }
-    missingUntil.set(service, Date.now() + MISSING_ENDPOINT_TTL_MS);
-    return true;
-  }
-
-  /** The call's result, or `skipped` when the service is up without the endpoint. */
-  async function callTransitional(
+  async function callWithinBudget(
     target: { service: string; endpoint: string },
     caller: VerifiedIdentity,
     body: unknown,
   ): Promise<unknown> {
-    try {
-      return await rpc.call(target.service, target.endpoint, caller, body, { timeoutMs });
-    } catch (error) {
-      if (isServiceError(error) && error.code === 'unavailable' && (await endpointMissing(target.service, caller))) {
-        logger.warn({ service: target.service, endpoint: target.endpoint }, 'internal endpoint missing; check skipped');
-        return 'skipped';
+    const deadline = Date.now() + timeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await rpc.call(target.service, target.endpoint, caller, body, {
+          timeoutMs: Math.max(1, deadline - Date.now()),
+        });
+      } catch (error) {
+        const pause = Math.min(FIRST_PAUSE_MS * 2 ** attempt, LONGEST_PAUSE_MS);
+        const again = isServiceError(error) && error.code === 'unavailable' && Date.now() + pause < deadline;
+        if (!again) throw error;
+        if (attempt === 0) logger.warn({ service: target.service, endpoint: target.endpoint }, 'dependency not answering; asking again');
+        await sleep(pause);
       }
-      throw error;
     }
   }
 
   return {
     async admitSession(caller, turn) {
-      const result = await callTransitional(SESSION_ADMIT, caller, {
+      const result = await callWithinBudget(SESSION_ADMIT, caller, {
         tenant: caller.tenant,
         user: caller.user,
         session: caller.session,
@@ -87,28 +76,18 @@ export function createStartDependencies(rpc: RpcClient, logger: Logger, timeoutM
     },
 
     async resolveAgent(caller, agentId) {
-      const result = await rpc.call(
-        AGENT_RESOLVE.service,
-        AGENT_RESOLVE.endpoint,
-        caller,
-        {
-          tenant: caller.tenant,
-          agent_id: agentId,
-        },
-        { timeoutMs },
-      );
+      const result = await callWithinBudget(AGENT_RESOLVE, caller, { tenant: caller.tenant, agent_id: agentId });
       const revision = isRecord(result) ? result.revision_id : undefined;
       return typeof revision === 'string' ? { revision_id: revision } : {};
     },
 
     async resolveArtifacts(caller, artifactIds) {
-      const result = await callTransitional(ARTIFACT_RESOLVE, caller, {
+      const result = await callWithinBudget(ARTIFACT_RESOLVE, caller, {
         tenant: caller.tenant,
         user: caller.user,
         session: caller.session,
         artifact_ids: artifactIds,
       });
-      if (result === 'skipped') return [];
       const artifacts = isRecord(result) ? result.artifacts : undefined;
       if (!Array.isArray(artifacts)) throw new ServiceError('internal', 'malformed _artifact.resolve answer');
       return artifacts.filter(isRecord).map((a) => ({

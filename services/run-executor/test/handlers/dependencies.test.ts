@@ -32,12 +32,20 @@ describe('start dependencies', () => {
     });
   });
 
-  it('skips the admission when the session service is up without _session.admit, and remembers it', async () => {
+  it('never skips the admission: a session service with no responders is asked again within the budget, then 503', async () => {
     const rpc = fakeRpc({ 'session/_health': { status: 'ok' } });
-    const deps = createStartDependencies(rpc, logger, 1000);
-    await expect(deps.admitSession(caller)).resolves.toEqual({});
-    await expect(deps.admitSession(caller)).resolves.toEqual({});
-    expect(rpc.calls).toEqual(['session/_session.admit', 'session/_health', 'session/_session.admit']);
+    await expect(createStartDependencies(rpc, logger, 300).admitSession(caller)).rejects.toMatchObject({
+      code: 'unavailable',
+    });
+    expect(rpc.calls.filter((call) => call === 'session/_session.admit').length).toBeGreaterThan(1);
+    expect(rpc.calls).not.toContain('session/_health');
+  });
+
+  it('admits once the session service answers again within the budget (its subscription back after a failover)', async () => {
+    const answers: Record<string, unknown> = {};
+    const rpc = fakeRpc(answers);
+    setTimeout(() => (answers['session/_session.admit'] = { state: 'open', reuse_ms: 5_000 }), 120);
+    await expect(createStartDependencies(rpc, logger, 2_000).admitSession(caller)).resolves.toEqual({ reuseMs: 5_000 });
   });
 
   it('reads how long the admission may be reused, and nothing from an answer without a usable reuse_ms', async () => {
@@ -86,7 +94,7 @@ describe('start dependencies', () => {
     await expect(createStartDependencies(builtin, logger, 1000).resolveAgent(caller, 'a')).resolves.toEqual({});
   });
 
-  it('maps resolved artifacts and skips them when the endpoint is missing', async () => {
+  it('maps resolved artifacts, and fails closed when the artifact service does not answer', async () => {
     const resolved = fakeRpc({
       'artifact/_artifact.resolve': {
         artifacts: [{ artifact_id: 'a', mime_type: 'text/plain', size_bytes: 3, namespace: 'n', source: 's' }],
@@ -96,6 +104,8 @@ describe('start dependencies', () => {
       { artifact_id: 'a', mime_type: 'text/plain', size_bytes: 3 },
     ]);
     const missing = fakeRpc({ 'artifact/_health': {} });
-    await expect(createStartDependencies(missing, logger, 1000).resolveArtifacts(caller, ['a'])).resolves.toEqual([]);
+    await expect(createStartDependencies(missing, logger, 300).resolveArtifacts(caller, ['a'])).rejects.toMatchObject({
+      code: 'unavailable',
+    });
   });
 });
