@@ -8,8 +8,8 @@ import {
   startNatsCluster,
   tailEvents,
 } from '../src/index.ts';
-import type { Bus, EventRecord, NatsClusterHandle, NatsServerHandle } from '../src/index.ts';
-import { tempDir } from './helpers.ts';
+import type { Bus, NatsClusterHandle, NatsServerHandle } from '../src/index.ts';
+import { followTail, tempDir } from './helpers.ts';
 
 /**
  * The EVENTS stream read on a 3-node cluster (streams at three replicas)
@@ -56,14 +56,7 @@ describe('reading events on a cluster with a node down', () => {
 
   it('keeps the tail going when the node that holds its consumer is killed', { timeout: 90_000 }, async () => {
     const tail = await tailEvents(bus, { startSequence: 1 });
-    const seen: EventRecord[] = [];
-    const following = (async () => {
-      for await (const record of tail) seen.push(record);
-    })();
-    const until = async (count: number, timeoutMs: number) => {
-      const deadline = Date.now() + timeoutMs;
-      while (seen.length < count && Date.now() < deadline) await sleep(25);
-    };
+    const { seen, until, done: following } = followTail(tail);
     for (let n = 1; n <= 3; n++) await publish(n);
     await until(3, 5_000);
     // The tail's consumer is the one ephemeral consumer of EVENTS here: kill its node.

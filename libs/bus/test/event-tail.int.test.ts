@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectBus, ensureInfrastructure, startNatsServer, tailEvents } from '../src/index.ts';
-import type { Bus, EventRecord, NatsServerHandle } from '../src/index.ts';
-import { tempDir } from './helpers.ts';
+import type { Bus, NatsServerHandle } from '../src/index.ts';
+import { followTail, tempDir } from './helpers.ts';
 
 /**
  * The live tail of the EVENTS stream across a nats-server crash: killed
@@ -41,14 +41,7 @@ describe('event tail', () => {
     bus = await connectBus({ servers: server.url, name: 'tail-test' });
     await ensureInfrastructure(bus);
     const tail = await tailEvents(bus, { startSequence: 1 });
-    const seen: EventRecord[] = [];
-    const following = (async () => {
-      for await (const record of tail) seen.push(record);
-    })();
-    const until = async (count: number, timeoutMs: number) => {
-      const deadline = Date.now() + timeoutMs;
-      while (seen.length < count && Date.now() < deadline) await sleep(25);
-    };
+    const { seen, until, done: following } = followTail(tail);
     await publish(1, 3);
     await until(3, 5_000);
     expect(seen.map((r) => r.seq)).toEqual([1, 2, 3]);

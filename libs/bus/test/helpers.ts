@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EventLookup } from '../src/index.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { EventLookup, EventRecord } from '../src/index.ts';
 
 /** A temporary directory removed by the returned function. */
 export async function tempDir(prefix: string): Promise<{ path: string; remove: () => Promise<void> }> {
@@ -65,4 +66,29 @@ export function fakeRegistry(): EventLookup {
     },
   ];
   return (type) => rows.find((r) => r.type === type);
+}
+
+/** A tail read in the background: what it delivered so far, and a wait for a count of records. */
+export interface FollowedTail {
+  readonly seen: EventRecord[];
+  /** Waits until `count` records arrived or `timeoutMs` passed (the caller asserts what came). */
+  until(count: number, timeoutMs: number): Promise<void>;
+  /** Resolves once the tail's iteration ends (after `close()`). */
+  readonly done: Promise<void>;
+}
+
+/** Reads `tail` in the background into `seen`. */
+export function followTail(tail: AsyncIterable<EventRecord>): FollowedTail {
+  const seen: EventRecord[] = [];
+  const done = (async () => {
+    for await (const record of tail) seen.push(record);
+  })();
+  return {
+    seen,
+    done,
+    async until(count, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      while (seen.length < count && Date.now() < deadline) await sleep(25);
+    },
+  };
 }
