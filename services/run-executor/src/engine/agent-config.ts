@@ -44,7 +44,7 @@ export interface EffectiveConfigRecord {
   readonly layers: readonly EffectiveLayer[];
   /** `sha256:` of the canonical JSON of `{config, source_disables}`. */
   readonly content_hash: string;
-  /** `agent-registry`, or `builtin` when the registry could not be asked and the default agent's built-in configuration ran. */
+  /** `agent-registry`; `builtin` only on tasks recorded before runs failed closed without the registry. */
   readonly source: 'agent-registry' | 'builtin';
   readonly resolved_at: string;
 }
@@ -66,24 +66,6 @@ export interface AgentRunConfig {
 /** The built-in default configuration's system prompt. */
 export const DEFAULT_SYSTEM_PROMPT =
   'You are an agent of the Agent Run Service. Work toward the goal, call tools when they help, and finish with a concise answer.';
-
-/** The built-in default agent's configuration (what agent-registry answers for it without a revision). */
-const BUILTIN_CONFIG = { llm_provider: { provider_name: 'scripted', provider: 'scripted' } } as const;
-
-/** The effective configuration of the default agent when agent-registry cannot be asked. */
-export function builtinEffectiveConfig(agentId: string, now = new Date()): EffectiveConfigRecord {
-  return {
-    agent_id: agentId,
-    revision_id: null,
-    config: BUILTIN_CONFIG,
-    source_disables: [],
-    skills: [],
-    layers: [{ layer: 'agent', revision_id: null, applied_keys: ['llm_provider'], unavailable: true }],
-    content_hash: 'builtin',
-    source: 'builtin',
-    resolved_at: now.toISOString(),
-  };
-}
 
 const Text = z.looseObject({ text: z.string() });
 /** The members of a configuration the engine reads; anything else is ignored. */
@@ -202,8 +184,8 @@ export interface AgentConfigResolver {
   /**
    * The effective configuration of the owner's run of `agentId` (run
    * overrides not applied). Refused by agent-registry → {@link AgentConfigRefused};
-   * registry not running → the built-in default for the default agent, else
-   * `unavailable` (the run is retried later).
+   * registry not answering → its error (`unavailable`, `timeout`): the run
+   * is retried later, whatever the agent.
    */
   resolve(owner: VerifiedIdentity, agentId: string): Promise<EffectiveConfigRecord>;
 }
@@ -212,8 +194,6 @@ export interface AgentConfigResolver {
 export interface AgentConfigResolverOptions {
   readonly rpc: RpcClient;
   readonly logger: Logger;
-  /** The runtime's default agent id: it runs on its built-in configuration when the registry is down. */
-  readonly defaultAgentId: string;
   /**
    * How long a resolved configuration is reused, in ms; 0 (the default) asks
    * for every run and only shares a request already under way.
@@ -254,16 +234,13 @@ export function createAgentConfigResolver(options: AgentConfigResolverOptions): 
     } catch (error) {
       if (!isServiceError(error)) throw error;
       if (error.code === 'invalid_request' || error.code === 'not_found') throw new AgentConfigRefused(error.message);
-      const absent = error.code === 'unavailable' || error.code === 'unimplemented';
-      if (!absent || agentId !== options.defaultAgentId) throw error;
+      // Fails closed, the default agent included: a run never runs on a configuration the operator did not
+      // set (the registry itself answers the built-in default for an agent with no revision). The run is retried.
       if (!warned) {
         warned = true;
-        options.logger.warn(
-          { err: error, agentId },
-          'agent-registry unavailable; the default agent runs on its built-in configuration',
-        );
+        options.logger.warn({ err: error, agentId }, 'agent-registry did not answer; the run waits for its configuration');
       }
-      return builtinEffectiveConfig(agentId);
+      throw error;
     }
   }
 

@@ -85,7 +85,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     agents: createAgentConfigResolver({
       rpc,
       logger,
-      defaultAgentId: settings.defaultAgentId,
       cacheMs: settings.agentConfigCacheMs,
       timeoutMs,
     }),

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { ServiceError } from '@ars/contracts';
+import type { RpcClient } from '@ars/bus';
+import { createLogger } from '@ars/telemetry';
 import {
-  builtinEffectiveConfig,
+  AgentConfigRefused,
   DEFAULT_SYSTEM_PROMPT,
+  createAgentConfigResolver,
   parseEffectiveReply,
   toAgentRunConfig,
 } from '../../src/engine/agent-config.ts';
@@ -73,12 +77,32 @@ describe('agent configuration of a run', () => {
       ],
     });
   });
+});
 
-  it('marks the built-in fallback as such', () => {
-    expect(builtinEffectiveConfig('default')).toMatchObject({
-      source: 'builtin',
-      revision_id: null,
-      content_hash: 'builtin',
+describe('resolving a run’s configuration', () => {
+  const owner = { tenant: 't', user: 'u', session: 's', scopes: [] };
+  const logger = createLogger({ name: 'test', level: 'silent' });
+  const failing = (error: Error): RpcClient => ({
+    async call() {
+      throw error;
+    },
+  });
+
+  it('fails closed for the default agent too while agent-registry does not answer: no built-in configuration runs', async () => {
+    const resolver = createAgentConfigResolver({
+      rpc: failing(new ServiceError('unavailable', 'service agent-registry is not available')),
+      logger,
+      cacheMs: 0,
     });
+    await expect(resolver.resolve(owner, 'default')).rejects.toMatchObject({ code: 'unavailable' });
+  });
+
+  it('turns a refusal of the agent into AgentConfigRefused', async () => {
+    const resolver = createAgentConfigResolver({
+      rpc: failing(new ServiceError('not_found', 'no such agent')),
+      logger,
+      cacheMs: 0,
+    });
+    await expect(resolver.resolve(owner, 'ghost')).rejects.toBeInstanceOf(AgentConfigRefused);
   });
 });

@@ -249,9 +249,10 @@ describe('runs.set_overrides', () => {
       system: expect.stringContaining('MINE'),
     });
     expect(inspectedOf(other.watch.events).params).not.toHaveProperty('temperature');
-    // agent-registry is not running here: the default agent ran on its built-in configuration.
+    // The harness's stand-in registry answered the default agent's configuration (no revision).
     expect(await h.recorded(mine.taskId)).toMatchObject({
-      source: 'builtin',
+      source: 'agent-registry',
+      revision_id: null,
       layers: expect.arrayContaining([expect.objectContaining({ layer: 'run_overrides' })]),
     });
   });

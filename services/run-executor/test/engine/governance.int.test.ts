@@ -203,7 +203,8 @@ describe('governance around LLM calls', () => {
 
   describe('governance not running', () => {
     beforeAll(async () => {
-      await h.peers.stop();
+      // Governance alone: a run never runs without its configuration, so agent-registry stays.
+      await h.peers.stop(['governance']);
     });
 
     it('lets runs proceed un-governed', async () => {

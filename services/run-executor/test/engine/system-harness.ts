@@ -57,12 +57,35 @@ export async function startSystemHarness(peers: readonly PeerService[], env: Env
     handlers: { '_session.admit': async () => ({ state: 'open' }) },
     logger,
   });
+  // Runs fail closed without their configuration: a suite without the real agent-registry gets a stand-in
+  // answering what the registry answers for an agent with no revision (the built-in default).
+  const registry: ServedService | undefined = peers.includes('agent-registry')
+    ? undefined
+    : await serveService(bus, {
+        service: 'agent-registry',
+        version: '0.0.1',
+        instanceId: 'fake-agent-registry',
+        handlers: {
+          '_agent.resolve': async ({ body }) => ({ agent_id: (body as { agent_id: string }).agent_id, revision_id: null, config: {} }),
+          '_agent.effective_config': async ({ body }) => ({
+            agent_id: (body as { agent_id: string }).agent_id,
+            revision_id: null,
+            config: {},
+            source_disables: [],
+            skills: [],
+            layers: [{ layer: 'agent', revision_id: null, applied_keys: [] }],
+            content_hash: 'sha256:stand-in',
+          }),
+        },
+        logger,
+      });
   let processes: ServiceProcesses | undefined;
   let executor: InProcessService | undefined;
   const cleanup = async () => {
     await executor?.stop().catch(() => undefined);
     await processes?.stop().catch(() => undefined);
     await session.stop().catch(() => undefined);
+    await registry?.stop().catch(() => undefined);
     await bus.close().catch(() => undefined);
     await nats.stop();
     await rm(dir, { recursive: true, force: true });

@@ -19,8 +19,8 @@ export type PeerService = 'governance' | 'agent-registry' | 'memory' | 'artifact
 export interface ServiceProcesses {
   /** What a service wrote on stderr and stdout so far (for a failing test's message). */
   output(name: PeerService): string;
-  /** SIGTERM to each, then waits for them (SIGKILL after 5 s). */
-  stop(): Promise<void>;
+  /** SIGTERM to each (or to `only`), then waits for them (SIGKILL after 5 s). */
+  stop(only?: readonly PeerService[]): Promise<void>;
 }
 
 interface Running {
@@ -68,9 +68,10 @@ export async function startServiceProcesses(
     child.stderr?.on('data', keep);
     return entry;
   });
-  const stop = async (): Promise<void> => {
+  const stop = async (only?: readonly PeerService[]): Promise<void> => {
     await Promise.all(
       running.map(async (r) => {
+        if (only !== undefined && !only.includes(r.name)) return;
         if (r.child.exitCode !== null || r.child.signalCode !== null) return;
         r.child.kill('SIGTERM');
         const timer = setTimeout(() => r.child.kill('SIGKILL'), 5_000);
