@@ -29,3 +29,4 @@ export { literalPattern, pageOf, readPage } from './paging.ts';
 export type { PageOf } from './paging.ts';
 export { startPeriodic } from './periodic.ts';
 export type { PeriodicJob, PeriodicOptions } from './periodic.ts';
+export { reconcileIdentity, requireAdmin, requireOwnIdentity } from './authority.ts';

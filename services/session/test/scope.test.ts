@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { VerifiedIdentity } from '@ars/contracts';
-import { assertOwnIdentity, resolveListScope } from '../src/domain/scope.ts';
+import { resolveListScope } from '../src/domain/scope.ts';
 
 const me: VerifiedIdentity = { tenant: 't1', user: 'u1', session: 's1', scopes: [] };
 const fleet: VerifiedIdentity = { ...me, scopes: ['console:fleet'] };
@@ -24,19 +24,5 @@ describe('resolveListScope', () => {
   it('fans in across every user of the named tenants with console:fleet or admin', () => {
     expect(resolveListScope(fleet, ['t2', 't3', 't2'])).toEqual({ tenants: ['t2', 't3'], user: undefined });
     expect(resolveListScope(admin, ['t2'])).toEqual({ tenants: ['t2'], user: undefined });
-  });
-});
-
-describe('assertOwnIdentity', () => {
-  it('accepts an absent, empty or equal body identity', () => {
-    expect(() => assertOwnIdentity('m', me, undefined)).not.toThrow();
-    expect(() => assertOwnIdentity('m', me, {})).not.toThrow();
-    expect(() => assertOwnIdentity('m', me, { tenant: 't1', user: 'u1', session: 's1', run: 'r' })).not.toThrow();
-  });
-
-  it('refuses any differing component with identity_required, whatever the scopes', () => {
-    for (const body of [{ tenant: 'x' }, { user: 'x' }, { session: 'x' }]) {
-      expect(() => assertOwnIdentity('m', admin, body)).toThrow(expect.objectContaining({ code: 'identity_required' }));
-    }
   });
 });

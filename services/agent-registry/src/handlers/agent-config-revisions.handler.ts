@@ -1,7 +1,7 @@
 import { ServiceError } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
 import type { EventPublisher, RpcHandler } from '@ars/bus';
-import { checkBodyIdentity, requireAdmin } from '../domain/authority.ts';
+import { requireAdmin, requireOwnIdentity } from '@ars/service-kit';
 import type { RetirementRepository } from '../store/retirement.repository.ts';
 import type { RevisionRepository } from '../store/revision.repository.ts';
 import { isRetired, refuseIfRetired } from './agent-state.ts';
@@ -21,7 +21,7 @@ export interface RevisionHandlerDeps {
 /** Admin gate (403 `identity_scope_required` without `admin`) plus the body identity check. */
 export function admitAdmin(method: string, identity: VerifiedIdentity, body: { identity?: unknown }) {
   requireAdmin(method, identity);
-  checkBodyIdentity(method, identity, body.identity as Parameters<typeof checkBodyIdentity>[2]);
+  requireOwnIdentity(method, identity, body.identity as Parameters<typeof requireOwnIdentity>[2]);
   return identity;
 }
 

@@ -7,7 +7,7 @@ import type {
   VerifiedIdentity,
 } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
-import { checkBodyIdentity } from '../domain/authority.ts';
+import { requireOwnIdentity } from '@ars/service-kit';
 import type { SessionKey, SessionSettingsRepository } from '../store/session-settings.repository.ts';
 import { refuseIfRetired } from './agent-state.ts';
 import type { AgentLookup } from './agent-state.ts';
@@ -30,7 +30,7 @@ export function createSessionSettingsHandlers(deps: SessionSettingsDeps): Record
     identity: VerifiedIdentity,
     request: { identity?: IdentityScope; agent_id?: string | undefined },
   ): Promise<SessionKey> {
-    checkBodyIdentity(method, identity, request.identity);
+    requireOwnIdentity(method, identity, request.identity);
     if (request.agent_id !== undefined) await refuseIfRetired(deps, identity.tenant, request.agent_id, method);
     return { tenant: identity.tenant, user: identity.user, session: identity.session, agent_id: request.agent_id };
   }

@@ -10,7 +10,8 @@ import type {
 import { scrubString } from '@ars/bus';
 import type { EventPublisher, RpcHandler } from '@ars/bus';
 import { isInvalidCursorError } from '@ars/store';
-import { contradictedComponent, requireAdmin } from '../domain/authority.ts';
+import { requireAdmin } from '@ars/service-kit';
+import { contradictedComponent } from '../domain/authority.ts';
 import { MANUAL_ORIGIN, PROPOSED_ORIGIN, decideUpsert, skillContentHash } from '../domain/skills.ts';
 import type { SkillOwner } from '../domain/skills.ts';
 import type { SkillRecord, SkillRepository } from '../store/skill.repository.ts';

@@ -1,6 +1,7 @@
 import { ServiceError } from '@ars/contracts';
 import type { EventPublisher, RpcHandler } from '@ars/bus';
-import { checkBodyIdentity, requireVariantClaim } from '../domain/authority.ts';
+import { requireOwnIdentity } from '@ars/service-kit';
+import { requireVariantClaim } from '../domain/authority.ts';
 import { checkVariantMembers } from '../domain/user-variant.ts';
 import type { RevisionRepository } from '../store/revision.repository.ts';
 import { liveAgent, refuseIfRetired } from './agent-state.ts';
@@ -30,7 +31,7 @@ export function createUserVariantHandlers(deps: UserVariantDeps): Record<string,
     publisher: deps.publisher,
     admit: (method, identity, body) => {
       requireVariantClaim(method, identity);
-      checkBodyIdentity(method, identity, body.identity);
+      requireOwnIdentity(method, identity, body.identity);
       return identity;
     },
     lineage: (caller, agentId) => ({ tenant: caller.tenant, user: caller.user, agent_id: agentId }),

@@ -5,7 +5,7 @@ import type { RpcHandler } from '@ars/bus';
 import type { ArtifactRecord } from '../domain/artifact.ts';
 import { publishAfterCommit } from './deps.ts';
 import type { ArtifactDeps } from './deps.ts';
-import { targetOf } from './identity.ts';
+import { reconcileIdentity } from '@ars/service-kit';
 
 /**
  * Deletes bytes, then metadata: a failure in between leaves metadata whose
@@ -24,7 +24,7 @@ export async function eraseArtifact(deps: ArtifactDeps, record: ArtifactRecord):
 export function createDeleteHandler(deps: ArtifactDeps): RpcHandler {
   return async ({ identity: verified, body }): Promise<ArtifactsDeleteResponse> => {
     const request = body as ArtifactsDeleteRequest;
-    const target = targetOf('artifacts.delete', verified, request.identity);
+    const target = reconcileIdentity('artifacts.delete', verified, request.identity);
     if (!isAdmin(verified.scopes)) {
       throw new ServiceError('identity_scope_required', 'artifacts.delete needs the admin claim');
     }

@@ -2,7 +2,7 @@ import { PROTOCOL_VERSION, ServiceError } from '@ars/contracts';
 import type { ArtifactsGetRefRequest, ArtifactsGetRefResponse } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import type { ArtifactDeps } from './deps.ts';
-import { targetOf } from './identity.ts';
+import { reconcileIdentity } from '@ars/service-kit';
 import { readableArtifact } from './read-access.ts';
 
 /**
@@ -13,7 +13,7 @@ import { readableArtifact } from './read-access.ts';
 export function createGetRefHandler(deps: ArtifactDeps): RpcHandler {
   return async ({ identity: verified, body }): Promise<ArtifactsGetRefResponse> => {
     const request = body as ArtifactsGetRefRequest;
-    const target = targetOf('artifacts.get_ref', verified, request.identity);
+    const target = reconcileIdentity('artifacts.get_ref', verified, request.identity);
     const record = await readableArtifact(deps, target, request.artifact_id);
     if (deps.blobs.presign === undefined) {
       throw new ServiceError(

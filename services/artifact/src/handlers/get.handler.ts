@@ -5,7 +5,7 @@ import { toMetadata } from '../domain/artifact.ts';
 import { inlineLimit } from '../domain/size-limit.ts';
 import { readAll } from '../domain/stream-bytes.ts';
 import type { ArtifactDeps } from './deps.ts';
-import { targetOf } from './identity.ts';
+import { reconcileIdentity } from '@ars/service-kit';
 import { openBytes, readableArtifact } from './read-access.ts';
 
 /**
@@ -16,7 +16,7 @@ import { openBytes, readableArtifact } from './read-access.ts';
 export function createGetHandler(deps: ArtifactDeps): RpcHandler {
   return async ({ identity: verified, body }): Promise<ArtifactsGetResponse> => {
     const request = body as ArtifactsGetRequest;
-    const target = targetOf('artifacts.get', verified, request.identity);
+    const target = reconcileIdentity('artifacts.get', verified, request.identity);
     const record = await readableArtifact(deps, target, request.artifact_id);
     const artifact = toMetadata(record);
     if (!request.include_content) return { artifact, protocol_version: PROTOCOL_VERSION };

@@ -4,7 +4,7 @@ import type { ArtifactsListRequest, ArtifactsListResponse } from '@ars/contracts
 import type { RpcHandler } from '@ars/bus';
 import { toMetadata } from '../domain/artifact.ts';
 import type { ArtifactDeps } from './deps.ts';
-import { targetOf } from './identity.ts';
+import { reconcileIdentity } from '@ars/service-kit';
 
 /**
  * artifacts.list, folding rules exactly: the body identity's `user` is an
@@ -16,7 +16,7 @@ import { targetOf } from './identity.ts';
 export function createListHandler(deps: ArtifactDeps): RpcHandler {
   return async ({ identity: verified, body }): Promise<ArtifactsListResponse> => {
     const request = body as ArtifactsListRequest;
-    const target = targetOf('artifacts.list', verified, request.identity);
+    const target = reconcileIdentity('artifacts.list', verified, request.identity);
     const scope = foldIsolationFilter({
       verified,
       tenant: target.tenant,

@@ -7,7 +7,7 @@ import type { ArtifactRecord } from '../domain/artifact.ts';
 import { assertWithinLimit } from '../domain/size-limit.ts';
 import { publishAfterCommit } from './deps.ts';
 import type { ArtifactDeps } from './deps.ts';
-import { targetOf } from './identity.ts';
+import { reconcileIdentity } from '@ars/service-kit';
 
 /** Bytes that are in the blob driver, not yet described by metadata. */
 interface StoredBytes {
@@ -87,7 +87,7 @@ export function createPutHandler(deps: ArtifactDeps): RpcHandler {
   return async ({ identity: verified, body }): Promise<ArtifactsPutResponse> => {
     const request = body as ArtifactsPutRequest;
     // A target tenant other than the caller's needs admin (403 scope_mismatch from the gate).
-    const target = targetOf('artifacts.put', verified, request.identity);
+    const target = reconcileIdentity('artifacts.put', verified, request.identity);
     const { content_base64: inline, upload_id: uploadId } = request;
     if ((inline === undefined) === (uploadId === undefined)) {
       throw new ServiceError('invalid_request', 'artifacts.put takes exactly one of content_base64 and upload_id');

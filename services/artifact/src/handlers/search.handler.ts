@@ -5,7 +5,7 @@ import type { RpcHandler } from '@ars/bus';
 import { toMetadata } from '../domain/artifact.ts';
 import type { ArtifactRecord } from '../domain/artifact.ts';
 import type { ArtifactDeps } from './deps.ts';
-import { targetOf } from './identity.ts';
+import { reconcileIdentity } from '@ars/service-kit';
 
 const SNIPPET_FIELDS = ['name', 'artifact_id', 'mime_type', 'namespace', 'source'] as const;
 
@@ -39,7 +39,7 @@ function toHit(record: ArtifactRecord, text: string | undefined): SearchHit {
 export function createSearchHandler(deps: ArtifactDeps): RpcHandler {
   return async ({ identity: verified, body }): Promise<SearchResponse> => {
     const request = body as SearchRequest;
-    targetOf('search.artifacts', verified, request.identity);
+    reconcileIdentity('search.artifacts', verified, request.identity);
     const filter = request.filter;
     const scope = foldSearchFilter({
       verified,

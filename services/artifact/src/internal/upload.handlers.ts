@@ -4,7 +4,7 @@ import type { BlobDriver, BlobLocation } from '../blob/blob-driver.ts';
 import { toMetadata } from '../domain/artifact.ts';
 import { assertWithinLimit } from '../domain/size-limit.ts';
 import type { ArtifactDeps } from '../handlers/deps.ts';
-import { targetOf } from '../handlers/identity.ts';
+import { reconcileIdentity } from '@ars/service-kit';
 import { newBlobKey } from '../handlers/put.handler.ts';
 import { readableArtifact } from '../handlers/read-access.ts';
 import { parseBody } from './parse.ts';
@@ -60,7 +60,7 @@ export function createUploadBeginHandler(deps: ArtifactDeps): RpcHandler {
 export function createDownloadBeginHandler(deps: ArtifactDeps): RpcHandler {
   return async ({ identity: verified, body }) => {
     const request = parseBody(DOWNLOAD_BEGIN_ENDPOINT, DownloadBeginRequest, body);
-    const target = targetOf('artifacts.get', verified, request.identity);
+    const target = reconcileIdentity('artifacts.get', verified, request.identity);
     const record = await readableArtifact(deps, target, request.artifact_id);
     return { artifact: toMetadata(record), location: locate(deps.blobs, record.blob_key, DOWNLOAD_BEGIN_ENDPOINT) };
   };

@@ -1,5 +1,6 @@
 import { SCOPES, ServiceError } from '@ars/contracts';
 import type { IdentityQuad, IdentityScope, VerifiedIdentity } from '@ars/contracts';
+import { requireOwnIdentity } from '@ars/service-kit';
 
 /**
  * The service's own authority checks. The gateway enforces the same rules
@@ -12,31 +13,6 @@ const hasScope = (identity: VerifiedIdentity, scope: string) => identity.scopes.
 /** The verified caller as an event's `Actor` quad (no run). */
 export function actorOf(identity: VerifiedIdentity): IdentityQuad {
   return { tenant: identity.tenant, user: identity.user, session: identity.session, run: '' };
-}
-
-/** Auth class A: the verified `admin` claim, else 403 `identity_scope_required` (console:fleet satisfies no mutation). */
-export function requireAdmin(identity: VerifiedIdentity, method: string): void {
-  if (!hasScope(identity, SCOPES.admin)) {
-    throw new ServiceError('identity_scope_required', `${method} needs the admin claim`);
-  }
-}
-
-/** A body identity naming anything but the verified tenant, user and session is 401 `identity_required`. */
-export function requireOwnIdentity(
-  verified: VerifiedIdentity,
-  body: IdentityScope | undefined,
-  method: string,
-  components: readonly ('tenant' | 'user' | 'session')[] = ['tenant', 'user', 'session'],
-): void {
-  for (const component of components) {
-    const value = body?.[component];
-    if (value !== undefined && value !== verified[component]) {
-      throw new ServiceError(
-        'identity_required',
-        `${method}: the body identity ${component} contradicts the verified identity`,
-      );
-    }
-  }
 }
 
 /** The tenant a posture read targets, and whether it is another tenant's. */
@@ -55,7 +31,7 @@ export function postureTarget(
   body: IdentityScope | undefined,
   method: string,
 ): PostureTarget {
-  requireOwnIdentity(verified, body, method, ['user', 'session']);
+  requireOwnIdentity(method, verified, body, ['user', 'session']);
   const tenant = body?.tenant ?? verified.tenant;
   if (tenant === verified.tenant) return { tenant, crossed: false };
   if (!hasScope(verified, SCOPES.admin) && !hasScope(verified, SCOPES.consoleFleet)) {

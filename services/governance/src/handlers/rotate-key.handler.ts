@@ -2,7 +2,8 @@ import type { GovernanceRotateKeyRequest, GovernanceRotateKeyResponse } from '@a
 import type { RpcHandler } from '@ars/bus';
 import { keyFingerprint } from '../domain/fingerprint.ts';
 import { sealSecret } from '../domain/sealing.ts';
-import { actorOf, requireAdmin, requireOwnIdentity } from './access.ts';
+import { requireAdmin, requireOwnIdentity } from '@ars/service-kit';
+import { actorOf } from './access.ts';
 import type { GovernanceContext } from './context.ts';
 import { publishEvents } from './events.ts';
 
@@ -15,9 +16,9 @@ const METHOD = 'governance.rotate_key';
  */
 export function rotateKeyHandler(ctx: GovernanceContext): RpcHandler {
   return async ({ identity, body }): Promise<GovernanceRotateKeyResponse> => {
-    requireAdmin(identity, METHOD);
+    requireAdmin(METHOD, identity);
     const request = body as GovernanceRotateKeyRequest;
-    requireOwnIdentity(identity, request.identity, METHOD);
+    requireOwnIdentity(METHOD, identity, request.identity);
     const tenant = identity.tenant;
     const fingerprint = keyFingerprint(request.key);
     const sealed = sealSecret(ctx.kek.key, request.key, tenant, request.provider);

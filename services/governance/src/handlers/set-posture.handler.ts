@@ -3,7 +3,8 @@ import type { GovernanceSetPostureRequest, GovernanceSetPostureResponse } from '
 import type { RpcHandler } from '@ars/bus';
 import type { CurrencyRates } from '../domain/currency.ts';
 import { tierNames } from '../domain/posture.ts';
-import { actorOf, requireAdmin, requireOwnIdentity } from './access.ts';
+import { requireAdmin, requireOwnIdentity } from '@ars/service-kit';
+import { actorOf } from './access.ts';
 import type { GovernanceContext } from './context.ts';
 import { publishEvents } from './events.ts';
 
@@ -28,9 +29,9 @@ function checkCurrencies(request: GovernanceSetPostureRequest, rates: CurrencyRa
  */
 export function setPostureHandler(ctx: GovernanceContext): RpcHandler {
   return async ({ identity, body }): Promise<GovernanceSetPostureResponse> => {
-    requireAdmin(identity, METHOD);
+    requireAdmin(METHOD, identity);
     const request = body as GovernanceSetPostureRequest;
-    requireOwnIdentity(identity, request.identity, METHOD);
+    requireOwnIdentity(METHOD, identity, request.identity);
     checkCurrencies(request, ctx.rates);
     const at = new Date(ctx.now()).toISOString();
     const actor = actorOf(identity);

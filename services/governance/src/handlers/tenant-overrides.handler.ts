@@ -6,7 +6,8 @@ import type {
 } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import { splitOverrides } from '../domain/overrides.ts';
-import { actorOf, requireAdmin, requireOwnIdentity } from './access.ts';
+import { requireAdmin, requireOwnIdentity } from '@ars/service-kit';
+import { actorOf } from './access.ts';
 import type { GovernanceContext } from './context.ts';
 import { publishEvents } from './events.ts';
 
@@ -14,9 +15,9 @@ import { publishEvents } from './events.ts';
 export function getTenantOverridesHandler(ctx: GovernanceContext): RpcHandler {
   const method = 'governance.get_tenant_overrides';
   return async ({ identity, body }): Promise<GovernanceGetTenantOverridesResponse> => {
-    requireAdmin(identity, method);
+    requireAdmin(method, identity);
     const request = body as GovernanceGetTenantOverridesRequest;
-    requireOwnIdentity(identity, request.identity, method);
+    requireOwnIdentity(method, identity, request.identity);
     const current = await ctx.repos.overrides.get(request.tenant ?? identity.tenant);
     return { ...current };
   };
@@ -31,9 +32,9 @@ export function getTenantOverridesHandler(ctx: GovernanceContext): RpcHandler {
 export function setTenantOverridesHandler(ctx: GovernanceContext): RpcHandler {
   const method = 'governance.set_tenant_overrides';
   return async ({ identity, body }): Promise<GovernanceSetTenantOverridesResponse> => {
-    requireAdmin(identity, method);
+    requireAdmin(method, identity);
     const request = body as GovernanceSetTenantOverridesRequest;
-    requireOwnIdentity(identity, request.identity, method);
+    requireOwnIdentity(method, identity, request.identity);
     const tenant = request.tenant ?? identity.tenant;
     const patch = splitOverrides(request.overrides);
     const at = new Date(ctx.now()).toISOString();

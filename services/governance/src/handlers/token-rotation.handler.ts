@@ -8,7 +8,7 @@ import type { RevocationEntry } from '../domain/revocation.ts';
 import { INTERNAL_ENDPOINTS, RecordTokenRotationRequest } from '../internal-api.ts';
 import type { RecordTokenRotationResponse } from '../internal-api.ts';
 import type { TokenRotationRecord } from '../store/token-rotation.repository.ts';
-import { requireAdmin } from './access.ts';
+import { requireAdmin } from '@ars/service-kit';
 import type { GovernanceContext } from './context.ts';
 import type { PublishableEvent } from './events.ts';
 import { publishEvents } from './events.ts';
@@ -73,7 +73,7 @@ function auditEvent(record: TokenRotationRecord): PublishableEvent {
  */
 export function recordTokenRotationHandler(ctx: GovernanceContext): RpcHandler {
   return async ({ identity, body }): Promise<RecordTokenRotationResponse> => {
-    requireAdmin(identity, METHOD);
+    requireAdmin(METHOD, identity);
     const request = parseInternalBody(RecordTokenRotationRequest, ENDPOINT, body);
     const candidate = newRecord(identity, request, new Date(ctx.now()).toISOString());
     const { record, created } = await ctx.repos.rotations.insertOnce(candidate);

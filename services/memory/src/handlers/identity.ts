@@ -1,5 +1,6 @@
-import { isAdmin, reconcileBodyIdentity } from '@ars/auth';
-import { getMethod, isServiceError, ServiceError } from '@ars/contracts';
+import { isServiceError } from '@ars/contracts';
+import type { ServiceError } from '@ars/contracts';
+import { reconcileIdentity, requireAdmin as requireVerifiedAdmin } from '@ars/service-kit';
 import type { IdentityScope, VerifiedIdentity } from '@ars/contracts';
 import type { Owner } from '../domain/memory-record.ts';
 import type { MemoryDeps } from './deps.ts';
@@ -22,10 +23,8 @@ export async function targetFor(
   verified: VerifiedIdentity,
   body: IdentityScope | undefined,
 ): Promise<Owner> {
-  const method = getMethod(methodName);
-  if (method === undefined) throw new Error(`${methodName} is not in the method registry`);
   try {
-    const { tenant, user, session } = reconcileBodyIdentity({ verified, body, method }).identity;
+    const { tenant, user, session } = reconcileIdentity(methodName, verified, body);
     return { tenant, user, session };
   } catch (error) {
     if (isServiceError(error)) throw await reject(deps, verified, methodName, error);
@@ -33,13 +32,12 @@ export async function targetFor(
   }
 }
 
-/** memory.put and memory.delete need the verified admin claim: else 403 `identity_scope_required`. */
+/** memory.put and memory.delete need the verified admin claim: else 403 `identity_scope_required`, published as rejected. */
 export async function requireAdmin(deps: MemoryDeps, verified: VerifiedIdentity, operation: string): Promise<void> {
-  if (isAdmin(verified.scopes)) return;
-  throw await reject(
-    deps,
-    verified,
-    operation,
-    new ServiceError('identity_scope_required', `${operation} needs the admin claim`),
-  );
+  try {
+    requireVerifiedAdmin(operation, verified);
+  } catch (error) {
+    if (isServiceError(error)) throw await reject(deps, verified, operation, error);
+    throw error;
+  }
 }

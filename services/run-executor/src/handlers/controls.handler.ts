@@ -7,7 +7,8 @@ import { injectTraceContext } from '@ars/telemetry';
 import { authorizeControl } from '../domain/steering.ts';
 import type { ControlEnvelope } from '../domain/steering.ts';
 import type { ApiDeps } from './deps.ts';
-import { reconcile } from './identity.ts';
+import { reconcileIdentity } from '@ars/service-kit';
+import { identityOf } from './identity.ts';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -94,7 +95,7 @@ interface ControlBody {
  */
 function createControlHandler(deps: ApiDeps, control: string, minimum: SteeringTier): RpcHandler {
   return async ({ identity, body }): Promise<ControlResponse> => {
-    const target = reconcile(control, identity, body);
+    const target = reconcileIdentity(control, identity, identityOf(body));
     const taskId = target.run;
     if (taskId === undefined) throw new ServiceError('invalid_request', 'identity.run (the task id) is mandatory');
     const task = await deps.tasks.getTask(taskId);

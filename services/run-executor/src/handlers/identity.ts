@@ -1,16 +1,6 @@
-import { getMethod, ServiceError } from '@ars/contracts';
-import type { IdentityScope, VerifiedIdentity } from '@ars/contracts';
-import { reconcileBodyIdentity } from '@ars/auth';
-import type { ReconciledIdentity } from '@ars/auth';
+import type { IdentityScope } from '@ars/contracts';
 
-/**
- * The body identity after the shared gate. The gateway reconciles before it
- * forwards; a service checks again because a NATS caller can reach it
- * directly. Authority always comes from `verified`, never from the body.
- */
-export function reconcile(methodName: string, verified: VerifiedIdentity, body: unknown): ReconciledIdentity {
-  const method = getMethod(methodName);
-  if (method === undefined) throw new ServiceError('internal', `${methodName} is not in the registry`);
-  const identity = (body as { identity?: IdentityScope } | undefined)?.identity;
-  return reconcileBodyIdentity({ verified, body: identity, method }).identity;
+/** The `identity` member of a request body (the service-kit's `reconcileIdentity` checks it). */
+export function identityOf(body: unknown): IdentityScope | undefined {
+  return (body as { identity?: IdentityScope } | undefined)?.identity;
 }

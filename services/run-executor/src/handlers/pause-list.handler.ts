@@ -6,7 +6,8 @@ import type { PauseRecord } from '../domain/pause.ts';
 import { toPausedRunView } from '../domain/pause.ts';
 import { listScope, scopeFilter } from '../domain/read-scope.ts';
 import type { ApiDeps } from './deps.ts';
-import { reconcile } from './identity.ts';
+import { reconcileIdentity } from '@ars/service-kit';
+import { identityOf } from './identity.ts';
 import { pageViews, readBudget } from './reply-budget.ts';
 import { readSnapshotSequence } from './snapshot-sequence.ts';
 import { withCursor } from './tasks-read.handler.ts';
@@ -21,7 +22,7 @@ import { withCursor } from './tasks-read.handler.ts';
  */
 export function createPauseListHandler(deps: ApiDeps): RpcHandler {
   return async ({ method, identity, body }): Promise<PauseListResponse> => {
-    reconcile(method, identity, body);
+    reconcileIdentity(method, identity, identityOf(body));
     const request = body as PauseListRequest;
     const scope = listScope(identity, request.filter?.tenant_ids);
     const taskId = request.filter?.task_id;

@@ -3,7 +3,8 @@ import type { RpcHandler } from '@ars/bus';
 import { splitRunOverrides } from '../engine/run-overrides.ts';
 import type { RunOverridesRepository } from '../store/run-overrides.repository.ts';
 import type { ApiDeps } from './deps.ts';
-import { reconcile } from './identity.ts';
+import { reconcileIdentity } from '@ars/service-kit';
+import { identityOf } from './identity.ts';
 
 /**
  * `runs.set_overrides` (M): LLM overrides for the later runs of the verified
@@ -16,7 +17,7 @@ import { reconcile } from './identity.ts';
  */
 export function createRunOverridesHandler(deps: ApiDeps, overrides: RunOverridesRepository): RpcHandler {
   return async ({ method, identity, body }): Promise<RunSetOverridesResponse> => {
-    reconcile(method, identity, body);
+    reconcileIdentity(method, identity, identityOf(body));
     const request = body as RunSetOverridesRequest;
     const owner = { tenant: identity.tenant, user: identity.user, session: identity.session };
     const patch = splitRunOverrides(request.overrides);

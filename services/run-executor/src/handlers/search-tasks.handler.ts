@@ -7,7 +7,8 @@ import { abbreviateTask } from '../domain/reply-size.ts';
 import { toTaskView } from '../domain/task.ts';
 import type { TaskRecord } from '../domain/task.ts';
 import type { ApiDeps } from './deps.ts';
-import { reconcile } from './identity.ts';
+import { reconcileIdentity } from '@ars/service-kit';
+import { identityOf } from './identity.ts';
 import { pageViews, readBudget } from './reply-budget.ts';
 import { withCursor } from './tasks-read.handler.ts';
 
@@ -55,7 +56,7 @@ function hit(task: TaskRecord, query: string | undefined): SearchHit {
  */
 export function createSearchTasksHandler(deps: ApiDeps): RpcHandler {
   return async ({ method, identity, body }): Promise<SearchResponse> => {
-    reconcile(method, identity, body);
+    reconcileIdentity(method, identity, identityOf(body));
     const request = body as SearchRequest;
     const scope = searchScope(identity, request.filter);
     const input = {

@@ -8,7 +8,8 @@ import type { TaskRecord } from '../domain/task.ts';
 import { enqueueRun } from '../engine/work-queue.ts';
 import type { ApiDeps } from './deps.ts';
 import type { StartDependencies } from './dependencies.ts';
-import { reconcile } from './identity.ts';
+import { reconcileIdentity } from '@ars/service-kit';
+import { identityOf } from './identity.ts';
 import type { Admission, SessionAdmissions } from './session-admissions.ts';
 import type { ErasedSessionRepository } from '../store/erased-session.repository.ts';
 
@@ -109,7 +110,7 @@ export function createStartHandler(
   }
 
   return async ({ method, identity, body }): Promise<StartResponse> => {
-    reconcile(method, identity, body);
+    reconcileIdentity(method, identity, identityOf(body));
     const request = body as StartRequest;
     const key = request.idempotency_key;
     const scope = key === undefined ? undefined : idempotencyScope(identity, key);

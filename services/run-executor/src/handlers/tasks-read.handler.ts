@@ -25,7 +25,8 @@ import { abbreviateTask, jsonBytes } from '../domain/reply-size.ts';
 import { toTaskView } from '../domain/task.ts';
 import type { TaskRecord } from '../domain/task.ts';
 import type { ApiDeps } from './deps.ts';
-import { reconcile } from './identity.ts';
+import { reconcileIdentity } from '@ars/service-kit';
+import { identityOf } from './identity.ts';
 import { pageViews, readBudget } from './reply-budget.ts';
 import { readSnapshotSequence } from './snapshot-sequence.ts';
 
@@ -69,7 +70,7 @@ function visible(caller: VerifiedIdentity, target: ReconciledIdentity, task: Tas
  */
 function getTask(deps: ApiDeps): RpcHandler {
   return async ({ method, identity, body }): Promise<TaskDetail> => {
-    const target = reconcile(method, identity, body);
+    const target = reconcileIdentity(method, identity, identityOf(body));
     const { task_id: taskId } = body as TaskGetRequest;
     const sequence = await readSnapshotSequence(deps.bus);
     const task = await deps.tasks.getTask(taskId);
@@ -126,7 +127,7 @@ function getTask(deps: ApiDeps): RpcHandler {
  */
 function listTasks(deps: ApiDeps): RpcHandler {
   return async ({ method, identity, body }): Promise<TaskListResponse> => {
-    reconcile(method, identity, body);
+    reconcileIdentity(method, identity, identityOf(body));
     const request = body as TaskListRequest;
     const scope = listScope(identity, request.filter?.tenant_ids);
     const input = listFilterInput(request.filter);

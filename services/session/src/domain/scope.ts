@@ -1,33 +1,11 @@
 import { ServiceError } from '@ars/contracts';
-import type { IdentityScope, VerifiedIdentity } from '@ars/contracts';
+import type { VerifiedIdentity } from '@ars/contracts';
 import { canFanIn } from '@ars/auth';
 import type { SessionTriple } from './session.ts';
 
 /** The triple of a verified identity. */
 export function verifiedTriple(verified: VerifiedIdentity): SessionTriple {
   return { tenant: verified.tenant, user: verified.user, session: verified.session };
-}
-
-/**
- * The owner-only rule of sessions.delete and sessions.set_title, checked
- * again behind the gateway: every body identity component present must equal
- * the verified one, else 401 `identity_required`.
- */
-export function assertOwnIdentity(
-  method: string,
-  verified: VerifiedIdentity,
-  body: IdentityScope | undefined,
-  components: readonly ('tenant' | 'user' | 'session')[] = ['tenant', 'user', 'session'],
-): void {
-  for (const component of components) {
-    const named = body?.[component];
-    if (named !== undefined && named !== verified[component]) {
-      throw new ServiceError(
-        'identity_required',
-        `${method}: the body identity ${component} contradicts the verified identity`,
-      );
-    }
-  }
 }
 
 /** Where a sessions.list read looks: tenants, and one user or (fan-in) every user. */

@@ -1,7 +1,8 @@
 import { PROTOCOL_VERSION } from '@ars/contracts';
 import type { SessionsDeleteRequest, SessionsDeleteResponse } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
-import { assertOwnIdentity, verifiedTriple } from '../domain/scope.ts';
+import { requireOwnIdentity } from '@ars/service-kit';
+import { verifiedTriple } from '../domain/scope.ts';
 import type { Eraser } from '../erasure/eraser.ts';
 
 /**
@@ -14,7 +15,7 @@ import type { Eraser } from '../erasure/eraser.ts';
 export function sessionsDeleteHandler(eraser: Eraser): RpcHandler {
   return async ({ identity, body }) => {
     const request = body as SessionsDeleteRequest;
-    assertOwnIdentity('sessions.delete', identity, request.identity);
+    requireOwnIdentity('sessions.delete', identity, request.identity);
     const receipt = await eraser.erase(verifiedTriple(identity), identity);
     const response: SessionsDeleteResponse = { ...receipt, protocol_version: PROTOCOL_VERSION };
     return response;

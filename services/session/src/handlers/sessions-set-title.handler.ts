@@ -1,7 +1,7 @@
 import { PROTOCOL_VERSION, ServiceError } from '@ars/contracts';
 import type { SessionsSetTitleRequest, SessionsSetTitleResponse } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
-import { assertOwnIdentity } from '../domain/scope.ts';
+import { requireOwnIdentity } from '@ars/service-kit';
 import { toSessionView } from '../domain/session.ts';
 import type { SessionTriple } from '../domain/session.ts';
 import type { SessionEvents } from '../session-events.ts';
@@ -16,7 +16,7 @@ import type { SessionRepository } from '../store/session.repository.ts';
 export function sessionsSetTitleHandler(sessions: SessionRepository, events: SessionEvents): RpcHandler {
   return async ({ identity, body }) => {
     const request = body as SessionsSetTitleRequest;
-    assertOwnIdentity('sessions.set_title', identity, request.identity);
+    requireOwnIdentity('sessions.set_title', identity, request.identity);
     const target: SessionTriple = {
       tenant: identity.tenant,
       user: identity.user,
