@@ -8,6 +8,7 @@ import { bucketOf, PRIORITY_BUCKETS } from './priority.ts';
 import type { RunExit, RunLoop } from './run-loop.ts';
 import { bucketOfSubject, enqueueRun } from './work-queue.ts';
 import type { WorkItem, WorkQueue } from './work-queue.ts';
+import { setTimeout as wait } from 'node:timers/promises';
 
 /**
  * The executor's side of the RUNS work queue. It keeps at most
@@ -67,8 +68,9 @@ const HELD_RETRY_MAX_MS = 30_000;
 /** How long handed-back runs may take to stop after the grace period. */
 const HANDBACK_WAIT_MS = 5_000;
 
+/** Waits `ms` without keeping the process alive. */
 function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+  return wait(ms, undefined, { ref: false });
 }
 
 export function createRunConsumer(options: RunConsumerOptions): RunConsumer {

@@ -2,6 +2,7 @@ import { parseDirective, scriptFromRecords, stepAt } from './script.ts';
 import type { Script } from './script.ts';
 import { abortError, estimateTokens } from './provider.ts';
 import type { ChatMessage, CompletionRequest, CompletionResult, Decision, LlmProvider } from './provider.ts';
+import { setTimeout as wait } from 'node:timers/promises';
 
 /**
  * The `scripted` provider: deterministic and offline. It plays the agent
@@ -18,19 +19,12 @@ import type { ChatMessage, CompletionRequest, CompletionResult, Decision, LlmPro
 export const SCRIPTED_MODEL = 'scripted';
 const MAX_DIGEST_CHARS = 2_000;
 
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.reject(abortError(signal));
-  if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(abortError(signal));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
+/** Waits `ms`; rejects with the signal's abort error when it aborts first. */
+async function delay(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) throw abortError(signal);
+  if (ms <= 0) return;
+  await wait(ms, undefined, { signal }).catch(() => {
+    throw abortError(signal);
   });
 }
 

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ApprovalPolicy, SideEffectClass } from '@ars/contracts';
+import { setTimeout as wait } from 'node:timers/promises';
 
 /**
  * What a tool is to the engine: a name, an argument schema, a side-effect
@@ -73,17 +74,8 @@ export interface ToolDefinition {
 }
 
 /** Resolves after `ms`, or rejects with ToolError `cancelled` when `signal` aborts first. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.reject(new ToolError('cancelled', 'aborted'));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(new ToolError('cancelled', 'aborted'));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
+export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  await wait(ms, undefined, { signal }).catch(() => {
+    throw new ToolError('cancelled', 'aborted');
   });
 }
