@@ -80,6 +80,8 @@ export interface LocalDeployment {
 }
 
 const COMPONENT_LABEL = 'app.kubernetes.io/component';
+/** Restarts of a container that exits before it is ready, before the start is given up. */
+const MAX_START_RESTARTS = 5;
 
 function componentOf(manifest: Manifest): string {
   const labels = (manifest as { spec?: { template?: { metadata?: { labels?: Record<string, string> } } } }).spec?.template
@@ -125,7 +127,7 @@ export async function startLocalDeployment(options: LocalDeploymentOptions): Pro
   const testSecrets = options.secrets ?? {};
   const shared = new Set(options.sharedMounts ?? []);
   const readyTimeoutMs = options.readyTimeoutMs ?? 90_000;
-  const pods: LocalPod[] = [];
+  const pods: (LocalPod & { ready(): Promise<void> })[] = [];
 
   async function directory(path: string): Promise<string> {
     await mkdir(path, { recursive: true });
@@ -204,13 +206,28 @@ export async function startLocalDeployment(options: LocalDeploymentOptions): Pro
     });
   }
 
-  async function waitReady(component: string, plan: PodPlan, child: ServiceProcess): Promise<void> {
+  /**
+   * Waits for a pod's startup and readiness probes. A container that exits
+   * first is started again after a pause, as the kubelet restarts it
+   * (restartPolicy Always), up to {@link MAX_START_RESTARTS} times within the
+   * ready timeout: a service that cannot reach a JetStream still electing
+   * its leaders exits, and comes up on a later try.
+   */
+  async function waitReady(component: string, plan: PodPlan, current: () => ServiceProcess, respawn: () => Promise<void>): Promise<void> {
     const deadline = Date.now() + readyTimeoutMs;
+    let restarts = 0;
     for (const probe of [plan.startupProbe, plan.readinessProbe]) {
       if (probe === undefined) continue;
       while ((await httpStatus(probe)) !== 200) {
+        const child = current();
         if (child.exitInfo !== undefined) {
-          throw new Error(`${plan.podName} ${describeExit(child.exitInfo)} before it was ready:\n${child.tail().join('\n')}`);
+          if (restarts >= MAX_START_RESTARTS || Date.now() > deadline) {
+            throw new Error(`${plan.podName} ${describeExit(child.exitInfo)} before it was ready, ${restarts + 1} times:\n${child.tail().join('\n')}`);
+          }
+          restarts += 1;
+          await sleep(1_000 * restarts);
+          await respawn();
+          continue;
         }
         if (Date.now() > deadline) {
           throw new Error(`${plan.podName} (${component}) was not ready within ${readyTimeoutMs} ms:\n${child.tail().join('\n')}`);
@@ -220,8 +237,14 @@ export async function startLocalDeployment(options: LocalDeploymentOptions): Pro
     }
   }
 
-  function localPod(component: string, plan: PodPlan): LocalPod {
+  function localPod(component: string, plan: PodPlan): LocalPod & { ready(): Promise<void> } {
     let child = spawnPod(component, plan);
+    const respawn = async (): Promise<void> => {
+      if (child.exitInfo === undefined) await child.terminate('SIGKILL', 0);
+      await child.exited;
+      child = spawnPod(component, plan);
+    };
+    const ready = (): Promise<void> => waitReady(component, plan, () => child, respawn);
     return {
       component,
       podName: plan.podName,
@@ -234,12 +257,11 @@ export async function startLocalDeployment(options: LocalDeploymentOptions): Pro
         await child.terminate('SIGTERM', graceMs);
       },
       restart: async () => {
-        if (child.exitInfo === undefined) await child.terminate('SIGKILL', 0);
-        await child.exited;
-        child = spawnPod(component, plan);
-        await waitReady(component, plan, child);
+        await respawn();
+        await ready();
       },
       probe: httpStatus,
+      ready,
     };
   }
 
@@ -259,7 +281,7 @@ export async function startLocalDeployment(options: LocalDeploymentOptions): Pro
       const count = options.replicas?.[component] ?? deployment.spec.replicas ?? 1;
       for (let index = 0; index < count; index++) pods.push(localPod(component, await planFor(deployment, component, index)));
     }
-    await Promise.all(pods.map((pod) => waitReady(pod.component, pod.plan, pod.process)));
+    await Promise.all(pods.map((pod) => pod.ready()));
   } catch (error) {
     await stop();
     throw error;
