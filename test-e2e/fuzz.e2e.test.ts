@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { METHODS } from '@ars/contracts';
 import type { MethodDef } from '@ars/contracts';
+import { createLogger } from '@ars/telemetry';
 import { minimalBody, startTestSystem } from '@ars/testkit';
 import type { TestSystem } from '@ars/testkit';
 
@@ -33,6 +34,8 @@ const RUNS = Number(process.env.ARS_FUZZ_RUNS ?? 300);
 const SEED = Number(process.env.ARS_FUZZ_SEED ?? 20_261_126);
 const WARMUPS = Number(process.env.ARS_FUZZ_WARMUPS ?? 2);
 const ALLOWED_5XX = new Set([501, 503]);
+/** The sweep's figures, as a JSON line on stdout. */
+const log = createLogger({ name: 'fuzz-test', level: 'info' });
 /** Bodies larger than this (the gateway's 1 MiB limit) are held back until the headers had a moment for an early answer. */
 const EARLY_ANSWER_BYTES = 1_048_576;
 const POST_METHODS = METHODS.filter((method) => method.httpMethod === 'POST');
@@ -246,7 +249,10 @@ describe('bad input over every method route (property-based)', () => {
     const warm = marks.at(-1)!;
     await sweep(RUNS, SEED);
     const after = rssKiB(gateway!.pid);
-    console.log(`fuzz: ${RUNS} cases, seed ${SEED}; gateway RSS after each warm-up ${marks.map((kib) => Math.round(kib / 1024)).join(', ')} MiB, after the sweep ${Math.round(after / 1024)} MiB`);
+    log.info(
+      { cases: RUNS, seed: SEED, warmRssMiB: marks.map((kib) => Math.round(kib / 1024)), afterRssMiB: Math.round(after / 1024) },
+      'fuzz',
+    );
     expect(sys.system.processes()).toEqual(before);
     // A leak of what these requests carry (bodies up to 3 MB) would grow it by hundreds of MiB; V8 keeps
     // the heap it grew (SERVICE_NODE_FLAGS), so RSS still drifts by 5-15% from one sweep to the next here.

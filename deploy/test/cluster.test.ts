@@ -7,6 +7,7 @@ import { connectBus } from '@ars/bus';
 import { createClient, isArsError } from '@ars/client';
 import type { ArsClient } from '@ars/client';
 import type { EventFrame } from '@ars/contracts';
+import { createLogger } from '@ars/telemetry';
 import { startTestNatsCluster } from '@ars/testkit';
 import type { TestNatsCluster } from '@ars/testkit';
 import { canRunAs, startLocalDeployment } from '../src/index.ts';
@@ -27,6 +28,8 @@ import type { TestIdentityProvider } from './cluster-support.ts';
  */
 
 const DATA_DIR_MOUNT = '/var/lib/ars';
+/** The figures for bench/RESULTS.md, as JSON lines on stdout. */
+const log = createLogger({ name: 'cluster-test', level: 'info' });
 const SHORT_RUN = '#script tool:echo{"text":"hi"};finish:done';
 const LOGS = process.env.ARS_TEST_LOGS === '1';
 
@@ -336,13 +339,13 @@ describe('the chart’s Deployments as local processes on a 3-node NATS cluster'
         ),
         abandoned,
       };
-      console.log(`cluster faults: ${JSON.stringify(report)}`);
+      log.info({ report }, 'cluster faults');
       // Starts accepted per second of the load, and when each fault happened, for bench/RESULTS.md.
       const second = (t: number) => Math.floor((t - timeline.loadStarted!) / 1000);
       const perSecond = new Array<number>(second(timeline.loadStopped!) + 1).fill(0);
       for (const start of starts) if (start.taskId !== undefined) perSecond[second(start.answeredAt)]! += 1;
       const moments = Object.fromEntries(Object.entries(timeline).map(([name, t]) => [name, (t - timeline.loadStarted!) / 1000]));
-      console.log(`cluster timeline (s): ${JSON.stringify(moments)}; starts accepted per second: ${perSecond.join(' ')}`);
+      log.info({ timeline: moments, startsAcceptedPerSecond: perSecond.join(' ') }, 'cluster timeline (s)');
       expect(accepted.size).toBeGreaterThan(CLIENTS);
       for (const [taskId, index] of accepted) {
         const onStream = terminalsOf(logs[index]!.frames, taskId);
