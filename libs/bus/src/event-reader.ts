@@ -90,6 +90,18 @@ export async function eventStreamBounds(bus: Bus): Promise<EventStreamBounds> {
   };
 }
 
+/**
+ * The `Nats-Msg-Id` (the event id of a deduplicated publish) of the EVENTS
+ * message at `seq`: `null` when the stream holds no message there (never
+ * stored, deleted, aged out, or lost by a failover after its publish was
+ * acknowledged), `undefined` when the message carries no id.
+ */
+export async function storedEventIdAt(bus: Bus, seq: number): Promise<string | null | undefined> {
+  const message = await bus.jsm.streams.getMessage(EVENTS_STREAM, { seq });
+  if (message === null) return null;
+  return message.header?.get('Nats-Msg-Id') || undefined;
+}
+
 /** Options of {@link readEvents}. */
 export interface ReadEventsOptions {
   /** A subject filter (`eventFilterSubject`); @default every event (`ars.ev.>`). */

@@ -48,6 +48,7 @@ export const runExecutorService = defineService({
     const engine = await startEngine({
       bus,
       rpc,
+      publisher,
       logger,
       instanceId,
       tasks,

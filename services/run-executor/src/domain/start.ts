@@ -91,6 +91,7 @@ export function newTaskRecord({ taskId, triple, request, agent, artifacts, now }
     background_acknowledged: false,
     created_at: now,
     updated_at: now,
+    queued_at: now,
     steps: [],
     cost_usd: 0,
     context: [],

@@ -111,6 +111,14 @@ export interface TaskRecord {
   context: ContextEntry[];
   /** EVENTS sequence of this task's `task.spawned`, once published. */
   spawned_sequence?: number;
+  /**
+   * Present only while the task is `pending`: when its run was last put on
+   * the RUNS queue. A sparse index on it lists the queued tasks alone, which
+   * is how the stale-run sweeper finds a run the queue lost.
+   */
+  queued_at?: string;
+  /** How many times the stale-run sweeper queued the run again. */
+  requeues?: number;
 }
 
 /** True for `complete`, `failed` and `cancelled`: the task never changes again. */

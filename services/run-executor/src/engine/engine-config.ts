@@ -81,6 +81,12 @@ export const ENGINE_CONFIG_SHAPE = {
     600_000,
     'Lifetime of a run lease (collection run_leases of the task store), extended by its holder every third of it, in ms. Default 30000.',
   ),
+  EXECUTOR_STALE_RUN_MS: int(
+    60_000,
+    1_000,
+    3_600_000,
+    'How long a run may stay pending while nothing on the run queue waits for delivery before its queue message counts as lost (a publish a NATS failover dropped) and the run is queued again, in ms; set it above EXECUTOR_ACK_WAIT_MS. Checked every quarter of it. Default 60000.',
+  ),
   RUN_MAX_STEPS: int(
     25,
     1,
@@ -153,6 +159,7 @@ export interface EngineSettings {
   readonly drainUnsafeCallMs: number;
   readonly ackWaitMs: number;
   readonly leaseTtlMs: number;
+  readonly staleRunMs: number;
   readonly maxSteps: number;
   readonly agentConfigCacheMs: number;
   readonly rpcTimeoutMs: number;
@@ -176,6 +183,7 @@ export function engineSettingsOf(config: {
   readonly EXECUTOR_DRAIN_UNSAFE_CALL_MS: number;
   readonly EXECUTOR_ACK_WAIT_MS: number;
   readonly EXECUTOR_LEASE_TTL_MS: number;
+  readonly EXECUTOR_STALE_RUN_MS: number;
   readonly RUN_MAX_STEPS: number;
   readonly AGENT_CONFIG_CACHE_MS: number;
   readonly ENGINE_RPC_TIMEOUT_MS: number;
@@ -195,6 +203,7 @@ export function engineSettingsOf(config: {
     drainUnsafeCallMs: config.EXECUTOR_DRAIN_UNSAFE_CALL_MS,
     ackWaitMs: config.EXECUTOR_ACK_WAIT_MS,
     leaseTtlMs: config.EXECUTOR_LEASE_TTL_MS,
+    staleRunMs: config.EXECUTOR_STALE_RUN_MS,
     maxSteps: config.RUN_MAX_STEPS,
     agentConfigCacheMs: config.AGENT_CONFIG_CACHE_MS,
     rpcTimeoutMs: config.ENGINE_RPC_TIMEOUT_MS,

@@ -1,4 +1,5 @@
-import type { Bus, RpcClient } from '@ars/bus';
+import type { Bus, EventPublisher, RpcClient } from '@ars/bus';
+import { startPeriodic } from '@ars/service-kit';
 import type { Logger } from '@ars/telemetry';
 import type { LeaseRepository } from '../store/lease.repository.ts';
 import type { RunOverridesRepository } from '../store/run-overrides.repository.ts';
@@ -20,6 +21,7 @@ import { createRunConsumer } from './run-consumer.ts';
 import type { RunConsumer } from './run-consumer.ts';
 import { RunLoop } from './run-loop.ts';
 import type { RunDeps } from './run-loop.ts';
+import { createStaleRunSweeper } from './stale-runs.ts';
 import { createWorkQueue } from './work-queue.ts';
 
 /**
@@ -31,6 +33,8 @@ import { createWorkQueue } from './work-queue.ts';
 export interface EngineOptions {
   readonly bus: Bus;
   readonly rpc: RpcClient;
+  /** Publishes `task.spawned` again for a run the queue lost (see `createStaleRunSweeper`). */
+  readonly publisher: EventPublisher;
   readonly logger: Logger;
   readonly instanceId: string;
   readonly tasks: TaskRepository;
@@ -109,12 +113,24 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   });
   ref.consumer = consumer;
   consumer.start();
+  const sweeper = createStaleRunSweeper({
+    deps: { bus, publisher: options.publisher, tasks: options.tasks },
+    queue,
+    logger,
+    staleAfterMs: settings.staleRunMs,
+  });
+  const sweeping = startPeriodic(async () => void (await sweeper.sweep()), {
+    name: 'stale-run sweep',
+    intervalMs: Math.max(1_000, Math.round(settings.staleRunMs / 4)),
+    logger,
+  });
   logger.info({ concurrency: settings.concurrency }, 'run engine started');
   return {
     get active() {
       return consumer.active;
     },
     stop: async () => {
+      await sweeping.stop();
       await consumer.stop();
       js.close();
     },

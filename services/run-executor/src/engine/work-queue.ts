@@ -52,6 +52,8 @@ export interface WorkQueue {
   ensureConsumers(): Promise<void>;
   /** Takes up to `max` waiting runs of `bucket` without waiting for more. */
   pull(bucket: PriorityBucket, max: number): Promise<WorkItem[]>;
+  /** Runs queued and not yet delivered to any executor, over every bucket (the consumers' `num_pending`). */
+  undelivered(): Promise<number>;
   /** Stops routing pull answers; late messages are handed back at once. */
   close(): void;
 }
@@ -249,6 +251,13 @@ export function createWorkQueue(bus: Bus, options: WorkQueueOptions): WorkQueue 
       const next = chain.then(() => pullOnce(bucket, max));
       chain = next.catch(() => undefined);
       return next;
+    },
+
+    async undelivered(): Promise<number> {
+      const infos = await Promise.all(
+        PRIORITY_BUCKETS.map((bucket) => bus.jsm.consumers.info(RUNS_STREAM, consumerName(bucket))),
+      );
+      return infos.reduce((sum, info) => sum + info.num_pending, 0);
     },
 
     close(): void {

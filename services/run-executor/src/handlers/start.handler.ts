@@ -1,40 +1,17 @@
 import { PROTOCOL_VERSION, ServiceError } from '@ars/contracts';
 import type { StartRequest, StartResponse, VerifiedIdentity } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
-import { idempotencyScope, newTaskRecord, spawnedEventId, spawnedPayload } from '../domain/start.ts';
+import { idempotencyScope, newTaskRecord } from '../domain/start.ts';
 import type { BoundAgent, ResolvedArtifact } from '../domain/start.ts';
 import { newTaskId } from '../domain/task-id.ts';
 import type { TaskRecord } from '../domain/task.ts';
-import { enqueueRun } from '../engine/work-queue.ts';
+import { announceRun } from '../engine/announce.ts';
 import type { ApiDeps } from './deps.ts';
 import type { StartDependencies } from './dependencies.ts';
 import { reconcileIdentity } from '@ars/service-kit';
 import { identityOf } from './identity.ts';
 import type { Admission, SessionAdmissions } from './session-admissions.ts';
 import type { ErasedSessionRepository } from '../store/erased-session.repository.ts';
-
-/**
- * Publishes `task.spawned`, then enqueues the run on RUNS (the engine's
- * `enqueueRun`: its priority bucket's subject), and records the spawned
- * sequence. Both publishes carry fixed ids (the event id and
- * `Nats-Msg-Id` = task id), so running this twice for one task (a reused
- * start finding it still pending) stores each message once: `task.spawned`
- * is always on the stream before the RUNS message exists, hence before the
- * engine can emit `task.started`.
- */
-async function announce(deps: ApiDeps, task: TaskRecord): Promise<void> {
-  const { sequence } = await deps.publisher.publish({
-    type: 'task.spawned',
-    identity: { tenant: task.tenant, user: task.user, session: task.session, run: task.task_id },
-    eventId: spawnedEventId(task.task_id),
-    occurredAt: task.created_at,
-    payload: spawnedPayload(task),
-  });
-  await Promise.all([
-    enqueueRun(deps.bus, task, { msgId: task.task_id }),
-    deps.tasks.setSpawnedSequence(task.task_id, sequence),
-  ]);
-}
 
 /** The checks other services answer, all at once (none depends on another). */
 async function runChecks(
@@ -138,7 +115,7 @@ export function createStartHandler(
       throw erasedError();
     }
     if (reused) return reuse(deps, task);
-    await announce(deps, task);
+    await announceRun(deps, task);
     deps.logger.debug({ taskId, reused: false }, 'run spawned');
     return response(taskId, false);
   };
@@ -151,6 +128,6 @@ export function createStartHandler(
  * deduplicated) and makes a crashed start recoverable by retrying it.
  */
 async function reuse(deps: ApiDeps, task: TaskRecord): Promise<StartResponse> {
-  if (task.status === 'pending' && task.spawned_sequence === undefined) await announce(deps, task);
+  if (task.status === 'pending' && task.spawned_sequence === undefined) await announceRun(deps, task);
   return response(task.task_id, true);
 }

@@ -108,6 +108,19 @@ export interface TaskRepository {
   eraseSession(triple: SessionTriple): Promise<number>;
   /** Deletes a task its start withdrew before announcing it (its session was erased meanwhile). */
   withdrawTask(taskId: string): Promise<void>;
+  /**
+   * Up to `limit` tasks still `pending` whose run was queued before
+   * `before` (ISO time), oldest first: candidates of the stale-run sweeper.
+   */
+  listQueuedBefore(before: string, limit: number): Promise<TaskRecord[]>;
+  /**
+   * Records that the sweeper queues a pending task's run again: only when the
+   * task is still `pending` and has been queued again `requeues` times so far
+   * (of several executors sweeping at once exactly one wins). Sets
+   * `queued_at` to now and returns the new count, or null when another
+   * sweeper or a claim came first.
+   */
+  markRequeued(taskId: string, requeues: number): Promise<number | null>;
 }
 
 /** What {@link TaskRepository.countByStatus} counted. */
@@ -192,6 +205,8 @@ export async function createTaskRepository(store: Store, limits: TaskReadLimits 
     tasks.createIndex({ idempotency_scope: 1 }, { unique: true, sparse: true }),
     // Children of a run (the cascade at every run's end); sparse: top-level runs, nearly all, carry none.
     tasks.createIndex({ parent_task_id: 1 }, { sparse: true }),
+    // Queued runs (the stale-run sweeper); sparse: `queued_at` leaves a task when its run is claimed or ends.
+    tasks.createIndex({ queued_at: 1 }, { sparse: true }),
     ensureListIndexes(store, tasks),
     pauses.createIndex({ tenant: 1, user: 1, session: 1, requested_at: 1 }),
     pauses.createIndex({ task_id: 1 }),
@@ -215,7 +230,7 @@ export async function createTaskRepository(store: Store, limits: TaskReadLimits 
     const at = now();
     const claimed = await tasks.findOneAndUpdate(
       { _id: taskId, status: 'pending' },
-      { $set: { status: 'running', started_at: at, updated_at: at } },
+      { $set: { status: 'running', started_at: at, updated_at: at }, $unset: { queued_at: '' } },
       { returnDocument: 'before' },
     );
     if (claimed !== null) return claimed.status;
@@ -239,7 +254,7 @@ export async function createTaskRepository(store: Store, limits: TaskReadLimits 
         : { error_code: error.code, ...(error.message === undefined ? {} : { error_message: error.message }) };
     const result = await tasks.updateOne(
       { _id: taskId, status: NOT_TERMINAL },
-      { $set: { status, ended_at: at, updated_at: at, ...errorFields } },
+      { $set: { status, ended_at: at, updated_at: at, ...errorFields }, $unset: { queued_at: '' } },
     );
     return result.matchedCount === 1;
   }
@@ -339,6 +354,23 @@ export async function createTaskRepository(store: Store, limits: TaskReadLimits 
       (await tasks.deleteMany({ tenant: triple.tenant, user: triple.user, session: triple.session })).deletedCount,
     withdrawTask: async (taskId) => {
       await tasks.deleteOne({ _id: taskId, status: 'pending' });
+    },
+    listQueuedBefore: async (before, limit) => {
+      // Served by the sparse `queued_at` index: it holds the queued tasks alone.
+      const queued = await tasks.find({ queued_at: { $lt: before } }, { limit: limit * 2 });
+      return queued
+        .filter((task) => task.status === 'pending')
+        .sort((a, b) => (a.queued_at ?? '').localeCompare(b.queued_at ?? ''))
+        .slice(0, limit);
+    },
+    markRequeued: async (taskId, requeues) => {
+      const at = now();
+      const seen = requeues === 0 ? { $exists: false } : requeues;
+      const result = await tasks.updateOne(
+        { _id: taskId, status: 'pending', requeues: seen } as Filter<TaskRecord>,
+        { $set: { queued_at: at, requeues: requeues + 1 } },
+      );
+      return result.matchedCount === 1 ? requeues + 1 : null;
     },
   };
 }
