@@ -146,7 +146,7 @@ async function newClient(system: TestSystem, mode: WaitMode, types: readonly str
  * (--warmup ms) and at least 20 rounds: true while the round just done
  * is still warming up. A shorter one (20–30 rounds, under a second) measured
  * the services' code before the JIT had compiled it: p50 3.0 ms against
- * 1.9 ms once warm (bench/RESULTS.md, eighth pass).
+ * 1.9 ms once warm (bench/HISTORY.md, eighth pass).
  */
 function warmUp(): () => boolean {
   const until = performance.now() + WARMUP_MS;

@@ -157,7 +157,7 @@ async function serverArgs(port: number, options: NatsServerOptions): Promise<str
  * it frees back with `MADV_FREE` (`madvdontneed=0`) instead of
  * `MADV_DONTNEED`: the kernel takes them back only when it needs the
  * memory, so the resident size stays level instead of dipping by a tenth
- * after each collection and faulting the pages in again (bench/RESULTS.md,
+ * after each collection and faulting the pages in again (bench/HISTORY.md,
  * eighth pass). The limit is soft: a live heap beyond it still grows,
  * collected continuously (Go caps that at half the CPU), so the budget
  * must sit well above the server's live data. `inheritedGodebug`, the

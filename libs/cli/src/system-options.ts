@@ -46,12 +46,12 @@ export type RestartPolicy = z.infer<typeof RestartPolicy>;
  * 2 × 32 MiB. V8 otherwise grows it up to 2 × 64 MiB under load and shrinks
  * it when a process goes quiet, which moved a service's resident memory by
  * 30–60 MiB back and forth under steady load; fixed at 32 MiB it stays flat
- * at no cost in CPU (bench/RESULTS.md, sixth pass). And a memory reducer
+ * at no cost in CPU (bench/HISTORY.md, sixth pass). And a memory reducer
  * that collects without shrinking the heap: V8's runs its collections in
  * reduce-footprint mode, which gave back 20–100 MiB of old-generation pages
  * at once (a quiet service every 2–3 minutes, a busy one when its load
  * dipped) only to fault them in again; without it every service held within
- * 2% over five warm minutes (bench/RESULTS.md, ninth pass). `deploy/Dockerfile`
+ * 2% over five warm minutes (bench/HISTORY.md, ninth pass). `deploy/Dockerfile`
  * passes the same flags (`NODE_HEAP_FLAGS`).
  */
 export const SERVICE_NODE_FLAGS: readonly string[] = [

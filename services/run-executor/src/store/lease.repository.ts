@@ -7,7 +7,7 @@ import type { Store, StoreDocument } from '@ars/store';
  * Every executor of a deployment shares the task store, so a conditional
  * write on it is as good a compare-and-set as a KV revision, and it costs a
  * row in a transaction the executor commits anyway instead of two JetStream
- * messages stored, acknowledged and kept (bench/RESULTS.md, seventh pass).
+ * messages stored, acknowledged and kept (bench/HISTORY.md, seventh pass).
  *
  * - claim: one upsert whose filter matches only a free lease (expired, or
  *   already the caller's); a held one makes the upsert collide with its
