@@ -61,6 +61,7 @@ describe('newTaskRecord', () => {
       background_acknowledged: false,
       created_at: NOW,
       updated_at: NOW,
+      queued_at: NOW,
       steps: [],
       cost_usd: 0,
       context: [],
