@@ -64,14 +64,21 @@ export class ServiceError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly retryable: boolean;
+  /**
+   * Why an internal endpoint refused, from the endpoint's declared refusal
+   * reasons (`budget_exceeded`, `session_erased`, …); absent on other errors.
+   * Travels in the RPC error reply, never in the public `{code, message}` envelope.
+   */
+  readonly reason?: string;
   readonly [SERVICE_ERROR_BRAND] = true;
 
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean }) {
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean; reason?: string }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ServiceError';
     this.code = code;
     this.status = ERROR_CODES[code];
     this.retryable = options?.retryable ?? RETRYABLE.has(code);
+    if (options?.reason !== undefined) this.reason = options.reason;
   }
 
   /** The wire envelope: code and message only; never the stack or cause. */

@@ -1,12 +1,16 @@
 /**
  * @ars/contracts: the wire contract of the Agent Run Service. The method
- * registry (126), the event registry (146), zod schemas, error codes, limits
- * and the protocol version; emits OpenAPI 3.1 and JSON Schema.
+ * registry (126), the event registry (146), the internal endpoint registry
+ * (service-to-service calls, with their refusal reasons), zod schemas, error
+ * codes and the RPC error reply, limits and the protocol version; emits
+ * OpenAPI 3.1 and JSON Schema.
  */
 export { PROTOCOL_VERSION, parseSemver, isCompatibleVersion, DEPRECATIONS } from './version.ts';
 export type { DeprecationNotice } from './version.ts';
 export { ERROR_CODES, ServiceError, isServiceError, isErrorCode, toServiceError } from './errors.ts';
 export type { ErrorCode, ErrorEnvelope } from './errors.ts';
+export { ErrorReply, fromErrorReply, toErrorReply } from './error-reply.ts';
+export { describeFirstIssue } from './zod-issues.ts';
 export { CONTROL_PAYLOAD_LIMITS, START_QUERY_MAX_CHARS, characterCount, checkPayloadBounds } from './limits.ts';
 export type { PayloadBoundViolation } from './limits.ts';
 export { IdentityScope, IdentityQuad, IdentityTriple, SCOPES, STEERING_TIERS } from './identity.ts';
@@ -378,6 +382,87 @@ export {
   AgentConfigUserSetRevisionRequest,
   AgentConfigUserSetRevisionResponse,
 } from './methods/agent-config-tiers.ts';
+
+// The internal endpoint registry (service-to-service calls) and its schemas.
+export { defineInternalEndpoint, parseInternalReply, parseInternalRequest, refuse, refusalOf } from './internal-def.ts';
+export type {
+  InternalEndpointDef,
+  InternalGate,
+  InternalParsedRequest,
+  InternalReply,
+  InternalReplyOut,
+  InternalRequest,
+  RefusalDef,
+  RefusalReason,
+} from './internal-def.ts';
+export { INTERNAL_ENDPOINTS, getInternalEndpoint, internalEndpointsOfService } from './internal/index.ts';
+export { OwnerTriple } from './internal/shapes.ts';
+export { SESSION_ADMIT, SessionAdmitRequest, SessionAdmitReply } from './internal/session.ts';
+export {
+  AGENT_RESOLVE,
+  AgentResolveRequest,
+  AgentResolveReply,
+  AGENT_EFFECTIVE_CONFIG,
+  AgentEffectiveConfigRequest,
+  AgentEffectiveConfigReply,
+  EffectiveLayer,
+  EffectiveSkill,
+} from './internal/agent.ts';
+export {
+  BlobLocation,
+  ARTIFACT_RESOLVE,
+  ArtifactResolveRequest,
+  ArtifactResolveReply,
+  ResolvedArtifact,
+  ARTIFACT_ERASE_SESSION,
+  ArtifactEraseSessionReply,
+  ARTIFACT_UPLOAD_BEGIN,
+  ArtifactUploadBeginRequest,
+  ArtifactUploadBeginReply,
+  ARTIFACT_UPLOAD_ABORT,
+  ArtifactUploadAbortRequest,
+  ArtifactUploadAbortReply,
+  ARTIFACT_DOWNLOAD_BEGIN,
+  ArtifactDownloadBeginRequest,
+  ArtifactDownloadBeginReply,
+} from './internal/artifact.ts';
+export {
+  GovernanceRunIdentity,
+  SpendWindowView,
+  GOVERNANCE_ADMIT_LLM_CALL,
+  GovernanceAdmitLlmCallRequest,
+  GovernanceAdmitLlmCallReply,
+  GOVERNANCE_RECORD_COST,
+  GovernanceRecordCostRequest,
+  GovernanceRecordCostReply,
+  GOVERNANCE_FAILOVER,
+  GovernanceFailoverRequest,
+  GovernanceFailoverReply,
+  GOVERNANCE_EFFECTIVE_OVERRIDES,
+  GovernanceEffectiveOverridesRequest,
+  GovernanceEffectiveOverridesReply,
+  GOVERNANCE_PROVIDER_KEY,
+  GovernanceProviderKeyRequest,
+  GovernanceProviderKeyReply,
+  GOVERNANCE_RECORD_TOKEN_ROTATION,
+  GovernanceRecordTokenRotationRequest,
+  GovernanceRecordTokenRotationReply,
+} from './internal/governance.ts';
+export { TASKS_ERASE_SESSION, TasksEraseSessionReply } from './internal/tasks.ts';
+export {
+  MEMORY_PROMPT_BLOCKS,
+  MemoryPromptBlocksRequest,
+  MemoryPromptBlocksReply,
+  MemoryBlock,
+  MEMORY_ERASE_SESSION,
+  MemoryEraseSessionReply,
+  MEMORY_CALLER_READ,
+  MemoryCallerReadRequest,
+  MemoryCallerReadReply,
+  MEMORY_CALLER_WRITE,
+  MemoryCallerWriteRequest,
+  MemoryCallerWriteReply,
+} from './internal/memory.ts';
 
 // The event registry.
 export { EVENTS, getEvent } from './events/index.ts';

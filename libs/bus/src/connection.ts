@@ -42,6 +42,15 @@ export function isConnectionUp(nc: NatsConnection): boolean {
   return typeof connected === 'boolean' ? connected : true;
 }
 
+/**
+ * The largest message the connected server accepts, in bytes (its
+ * `max_payload`, 1 MiB by default); `undefined` until the server's INFO
+ * arrived.
+ */
+export function maxPayloadOf(bus: Pick<Bus, 'nc'>): number | undefined {
+  return bus.nc.info?.max_payload;
+}
+
 function watchStatus(nc: NatsConnection, logger: Logger): void {
   void (async () => {
     for await (const s of nc.status()) {
@@ -51,6 +60,7 @@ function watchStatus(nc: NatsConnection, logger: Logger): void {
       if (degraded) logger.warn(fields, 'bus connection status');
       else logger.info(fields, 'bus connection status');
     }
+    // The status iterator ends, or fails, only with the connection: nothing is left to log then.
   })().catch(() => undefined);
 }
 

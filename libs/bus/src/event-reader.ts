@@ -170,6 +170,7 @@ export async function readEvents(bus: Bus, options: ReadEventsOptions = {}): Pro
   const close = (): Promise<void> => {
     closed ??= (async () => {
       messages?.stop();
+      // An ephemeral consumer not deleted (JetStream away) goes by itself after its inactivity threshold.
       await bus.jsm.consumers.delete(EVENTS_STREAM, info.name).catch(() => undefined);
     })();
     return closed;
@@ -277,6 +278,7 @@ export async function tailEvents(bus: Bus, options: TailEventsOptions): Promise<
         messages.stop();
         return;
       }
+      // The status iterator ends, or fails, only once the consumer is stopped: nothing is left to watch.
     })().catch(() => undefined);
     return opened;
   };
@@ -289,6 +291,7 @@ export async function tailEvents(bus: Bus, options: TailEventsOptions): Promise<
       live.replace = true;
       live.messages.stop();
     }
+    // The connection's status iterator ends, or fails, only once it is closed: nothing is left to watch.
   })().catch(() => undefined);
   async function* iterate(): AsyncGenerator<EventRecord, void, undefined> {
     while (!closed) {
@@ -317,6 +320,7 @@ export async function tailEvents(bus: Bus, options: TailEventsOptions): Promise<
     async close() {
       closed = true;
       live.messages.stop();
+      // An ephemeral consumer not deleted (JetStream away) goes by itself after its inactivity threshold.
       await bus.jsm.consumers.delete(EVENTS_STREAM, live.name).catch(() => undefined);
     },
     [Symbol.asyncIterator]: () => iterate(),

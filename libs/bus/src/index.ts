@@ -1,10 +1,18 @@
 /**
  * @ars/bus: the service's NATS layer, and the only package importing
  * `@nats-io/*`. Connection, subject layout, JetStream infrastructure, RPC over
- * the NATS services API with identity and trace headers, discovery, the event
+ * the NATS services API with identity and trace headers (and `callInternal`,
+ * the typed client of the internal endpoint registry), discovery, the event
  * publisher with its redactor, and local nats-server processes for tests.
  */
-export { connectBus, isConnectionUp } from './connection.ts';
+export { connectBus, isConnectionUp, maxPayloadOf } from './connection.ts';
+export { ControlDeliveryError, requestControl, serveControlInbox } from './control-inbox.ts';
+export type {
+  ControlDeliveryFailure,
+  ControlInbox,
+  ControlInboxReply,
+  ControlRequestOptions,
+} from './control-inbox.ts';
 export type { Bus, BusOptions } from './connection.ts';
 export {
   CONTROL_SUBJECT_PREFIX,
@@ -41,6 +49,8 @@ export { IDENTITY_HEADERS, decodeIdentityHeaders, encodeIdentityHeaders } from '
 export { endpointName, serveService } from './rpc-server.ts';
 export type { RpcHandler, RpcReply, RpcRequest, ServedService, ServeOptions } from './rpc-server.ts';
 export { DEFAULT_RPC_TIMEOUT_MS, createRpcClient } from './rpc-client.ts';
+export { callInternal } from './internal-client.ts';
+export type { InternalCaller } from './internal-client.ts';
 export { isStreamUnreachable, publishToStream, StreamPublishError } from './stream-publish.ts';
 export type { StreamAck, StreamPublishOptions } from './stream-publish.ts';
 export type { CallOptions, RpcClient, RpcClientOptions } from './rpc-client.ts';

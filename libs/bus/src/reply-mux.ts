@@ -112,6 +112,7 @@ export function createReplyMux(nc: NatsConnection): ReplyMux {
   const listen = (): void => {
     if (sub !== undefined) return;
     void nc.closed().then(() => failAll('closed', 'the connection closed'));
+    // The status iterator ends, or fails, only with the connection; `closed()` above fails what is pending then.
     void watchDisconnects().catch(() => undefined);
     sub = nc.subscribe(`${inbox}.*`, {
       callback: (error, msg) => {

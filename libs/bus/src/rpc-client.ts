@@ -1,6 +1,6 @@
 import { Empty, headers } from '@nats-io/transport-node';
 import type { Msg } from '@nats-io/transport-node';
-import { isErrorCode, ServiceError } from '@ars/contracts';
+import { fromErrorReply, ServiceError } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
 import { injectTraceContext, SpanKind, withSpan } from '@ars/telemetry';
 import type { Bus } from './connection.ts';
@@ -22,8 +22,8 @@ export interface CallOptions {
 export interface RpcClient {
   /**
    * Calls `method` of `service` as `identity` and returns the reply's result.
-   * Throws ServiceError: the remote code and message on an error reply,
-   * `unavailable` when no replica listens, `timeout` when none answers in time.
+   * Throws ServiceError: the remote code, message, `retryable` and refusal
+   * `reason` on an error reply, `unavailable` when no replica listens, `timeout` when none answers in time.
    */
   call(
     service: string,
@@ -65,13 +65,9 @@ function parseReply(msg: Msg, service: string): unknown {
     throw new ServiceError('internal', `malformed reply from ${service}`, { cause: error });
   }
   if (typeof reply === 'object' && reply !== null) {
-    const r = reply as { ok?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown } };
+    const r = reply as { ok?: unknown; result?: unknown; error?: unknown };
     if (r.ok === true) return r.result;
-    if (r.ok === false && typeof r.error === 'object' && r.error !== null) {
-      const code = isErrorCode(r.error.code) ? r.error.code : 'internal';
-      const message = typeof r.error.message === 'string' ? r.error.message : 'internal error';
-      throw new ServiceError(code, message);
-    }
+    if (r.ok === false && typeof r.error === 'object' && r.error !== null) throw fromErrorReply(r.error);
   }
   throw new ServiceError('internal', `malformed reply from ${service}`);
 }

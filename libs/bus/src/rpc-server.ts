@@ -1,7 +1,7 @@
 import { Svcm } from '@nats-io/services';
 import type { Service, ServiceMsg } from '@nats-io/services';
-import { isServiceError, ServiceError, toServiceError } from '@ars/contracts';
-import type { VerifiedIdentity } from '@ars/contracts';
+import { isServiceError, ServiceError, toErrorReply, toServiceError } from '@ars/contracts';
+import type { ErrorReply, VerifiedIdentity } from '@ars/contracts';
 import { extractTraceContext, SpanKind, SpanStatusCode, withSpan } from '@ars/telemetry';
 import type { Logger, Span } from '@ars/telemetry';
 import type { Bus } from './connection.ts';
@@ -20,13 +20,9 @@ export interface RpcRequest {
 /** Handles one method; throw a ServiceError to answer with its code. */
 export type RpcHandler = (request: RpcRequest) => Promise<unknown>;
 
-/** The reply envelope on the wire. */
+/** The reply envelope on the wire; the error half is `ErrorReply` of `@ars/contracts` (with `retryable` and `reason`). */
 export type RpcReply =
-  | { readonly ok: true; readonly result: unknown }
-  | {
-      readonly ok: false;
-      readonly error: { readonly status: number; readonly code: string; readonly message: string };
-    };
+  { readonly ok: true; readonly result: unknown } | { readonly ok: false; readonly error: ErrorReply };
 
 /** Options of {@link serveService}. */
 export interface ServeOptions {
@@ -76,7 +72,7 @@ function headerReader(msg: ServiceMsg): (key: string) => string | undefined {
 }
 
 function errorReply(error: ServiceError): RpcReply {
-  return { ok: false, error: { status: error.status, code: error.code, message: error.message } };
+  return { ok: false, error: toErrorReply(error) };
 }
 
 interface EndpointContext {

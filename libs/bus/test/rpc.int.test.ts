@@ -80,6 +80,9 @@ describe('RPC over the services API', () => {
       'echo.refuse': async () => {
         throw new ServiceError('not_found', 'no such thing');
       },
+      'echo.refuse_with_reason': async () => {
+        throw new ServiceError('rate_limited', 'over budget', { retryable: false, reason: 'budget_exceeded' });
+      },
       'echo.crash': async () => {
         throw new TypeError('secret internals at /srv/app.ts:42');
       },
@@ -131,6 +134,12 @@ describe('RPC over the services API', () => {
     expect(error).toMatchObject({ code: 'not_found', status: 404, message: 'no such thing' });
   });
 
+  it("carries a refusal's retryable and reason across the wire", async () => {
+    const client = createRpcClient(await bus('client-3b'));
+    const error = await client.call('echo', 'echo.refuse_with_reason', IDENTITY, {}).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'rate_limited', retryable: false, reason: 'budget_exceeded' });
+  });
+
   it('answers internal for any other throw, with the stack in the log and not on the wire', async () => {
     const client = createRpcClient(await bus('client-4'));
     const error = await client.call('echo', 'echo.crash', IDENTITY, {}).catch((e: unknown) => e);
@@ -178,7 +187,7 @@ describe('RPC over the services API', () => {
     const reply = await b.nc.request(rpcSubject('echo', 'echo.identity'), '{not json', { headers: h, timeout: 5_000 });
     expect(reply.json()).toEqual({
       ok: false,
-      error: { status: 400, code: 'invalid_request', message: 'request body is not valid JSON' },
+      error: { status: 400, code: 'invalid_request', message: 'request body is not valid JSON', retryable: false },
     });
   });
 

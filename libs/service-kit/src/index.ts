@@ -16,6 +16,8 @@ export type {
 } from './service-definition.ts';
 export { buildMethodTable, describeFirstIssue } from './method-table.ts';
 export type { MethodEndpoint } from './method-table.ts';
+export { buildInternalTable, serveInternal } from './internal-handler.ts';
+export type { InternalCall, InternalHandler, InternalHandlerFn } from './internal-handler.ts';
 export { DEFAULT_CHECK_TIMEOUT_MS, HEALTH_METHOD, checkDependencies, createHealthHandler } from './health.ts';
 export type { CheckStatus, DependencyChecks, HealthOptions, HealthReport } from './health.ts';
 export { trackReadiness } from './readiness.ts';
@@ -30,3 +32,6 @@ export type { PageOf } from './paging.ts';
 export { startPeriodic } from './periodic.ts';
 export type { PeriodicJob, PeriodicOptions } from './periodic.ts';
 export { reconcileIdentity, requireAdmin, requireOwnIdentity } from './authority.ts';
+export { canonicalJson, contentHash } from './canonical-json.ts';
+export { applyPatch, splitPatch } from './member-patch.ts';
+export type { MemberPatch, PatchValues } from './member-patch.ts';

@@ -1,5 +1,4 @@
-import type { z } from 'zod';
-import { ServiceError } from '@ars/contracts';
+import { describeFirstIssue, ServiceError } from '@ars/contracts';
 import type { MethodDef } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import type { ServiceHandlers } from './service-definition.ts';
@@ -12,17 +11,8 @@ export interface MethodEndpoint {
   readonly handler: RpcHandler;
 }
 
-/** Names the first failing path of a zod error, e.g. `identity.tenant: Invalid input: …`. */
-export function describeFirstIssue(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (issue === undefined) return 'invalid request body';
-  if (issue.code === 'unrecognized_keys') {
-    const path = [...issue.path, issue.keys[0] ?? ''].map(String).join('.');
-    return `${path}: unknown member`;
-  }
-  const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '(body)';
-  return `${path}: ${issue.message}`;
-}
+/** Names the first failing path of a zod error, e.g. `identity.tenant: Invalid input: …` (one copy, in the contracts). */
+export { describeFirstIssue };
 
 function validating(method: MethodDef, handler: RpcHandler): RpcHandler {
   return async (request) => {

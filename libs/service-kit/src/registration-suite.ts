@@ -1,7 +1,7 @@
 /**
  * The conformance suite every service runs about its own registration: each
- * registry method it owns answers over NATS (never "no responders" or a
- * timeout), and `_health` reports ok. Test support only (`@ars/service-kit/testing`).
+ * registry method and each internal endpoint it owns answers over NATS (never
+ * "no responders" or a timeout), and `_health` reports ok. Test support only (`@ars/service-kit/testing`).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNatsServer } from '@ars/bus';
 import type { NatsServerHandle } from '@ars/bus';
-import { methodsOfService } from '@ars/contracts';
+import { internalEndpointsOfService, methodsOfService } from '@ars/contracts';
 import type { BaseServiceConfig, Environment } from './config.ts';
 import { HEALTH_METHOD } from './health.ts';
 import type { ServiceDefinition } from './service-definition.ts';
@@ -55,6 +55,17 @@ export function describeServiceRegistration<S extends z.ZodType<BaseServiceConfi
       const outcomes = await Promise.all(methods.map((m) => outcomeOf(service.call(m, { identity: {} }))));
       // No responders or no answer would mean the method is not registered.
       const unanswered = methods.filter((_, i) => {
+        const outcome = outcomes[i]!;
+        return !outcome.ok && (outcome.code === 'unavailable' || outcome.code === 'timeout');
+      });
+      expect(unanswered).toEqual([]);
+    });
+
+    it('answers every internal endpoint it owns over NATS', async () => {
+      const endpoints = internalEndpointsOfService(definition.name).map((e) => e.name);
+      // An empty body is refused (or, where every member is optional, answered): either way, answered.
+      const outcomes = await Promise.all(endpoints.map((e) => outcomeOf(service.call(e, undefined))));
+      const unanswered = endpoints.filter((_, i) => {
         const outcome = outcomes[i]!;
         return !outcome.ok && (outcome.code === 'unavailable' || outcome.code === 'timeout');
       });

@@ -5,6 +5,7 @@ import type { Bus, EventPublisher, RpcClient, RpcHandler } from '@ars/bus';
 import type { Store } from '@ars/store';
 import type { Logger, Telemetry } from '@ars/telemetry';
 import type { BaseServiceConfig } from './config.ts';
+import type { InternalHandler } from './internal-handler.ts';
 
 /**
  * Everything a service's `build` receives, already connected. The kit owns
@@ -38,12 +39,12 @@ export interface ServiceImplementation {
    */
   readonly stop?: () => Promise<void>;
   /**
-   * Service-to-service endpoints outside the public registry, by name. Each
-   * name starts with `_` (like `_health`) and is served on
-   * `ars.rpc.<service>.<name>`; the gateway never routes to them. Callers use
-   * `rpc.call(service, name, identity, body)`.
+   * The service's internal endpoints (service to service, never routed by
+   * the gateway), each from the internal endpoint registry of
+   * `@ars/contracts` and bound with `serveInternal`; served on
+   * `ars.rpc.<service>.<name>`. Callers use `callInternal` of `@ars/bus`.
    */
-  readonly internalHandlers?: Readonly<Record<string, RpcHandler>>;
+  readonly internalHandlers?: readonly InternalHandler[];
   /** Extra services-API metadata (string values), merged over the kit's own. */
   readonly metadata?: Readonly<Record<string, string>>;
 }

@@ -11,6 +11,7 @@ import { createLogger, initTelemetry } from '@ars/telemetry';
 import type { Logger, SpanExporter, Telemetry } from '@ars/telemetry';
 import type { BaseServiceConfig } from './config.ts';
 import { createHealthHandler, HEALTH_METHOD } from './health.ts';
+import { buildInternalTable } from './internal-handler.ts';
 import { buildMethodTable } from './method-table.ts';
 import { ProbeListenError, startProbeServer } from './probe-server.ts';
 import { trackReadiness } from './readiness.ts';
@@ -124,10 +125,7 @@ async function serveMethods(
     handlers[endpoint.method] = endpoint.handler;
     endpointMetadata[endpoint.method] = { method: endpoint.method, implemented: String(endpoint.implemented) };
   }
-  for (const [name, handler] of Object.entries(implementation.internalHandlers ?? {})) {
-    if (!/^_[a-z][a-z0-9_.]*$/.test(name) || name === HEALTH_METHOD) {
-      throw new Error(`${service}: internal endpoint "${name}" must start with "_" and must not be ${HEALTH_METHOD}`);
-    }
+  for (const [name, handler] of Object.entries(buildInternalTable(service, implementation.internalHandlers ?? []))) {
     handlers[name] = handler;
     endpointMetadata[name] = { method: name, implemented: 'true', internal: 'true' };
   }

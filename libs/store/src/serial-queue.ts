@@ -11,6 +11,7 @@ export class SerialQueue {
   /** Runs `task` after every task submitted before it has settled. */
   run<R>(task: () => Promise<R>): Promise<R> {
     const result = this.#tail.then(task);
+    // The tail only orders the tasks: the caller gets a task's failure through `result`.
     this.#tail = result.catch(() => undefined);
     return result;
   }

@@ -3,8 +3,8 @@ import { AgentRegistryConfig } from './config.ts';
 import { createRetireHandler } from './handlers/agent-config-retire.handler.ts';
 import { createRevisionHandlers } from './handlers/agent-config-revisions.handler.ts';
 import { createSetterHandlers } from './handlers/agent-config-setters.handler.ts';
-import { AGENT_RESOLVE, createAgentResolveHandler } from './handlers/agent-resolve.handler.ts';
-import { AGENT_EFFECTIVE_CONFIG, createEffectiveConfigHandler } from './handlers/effective-config.handler.ts';
+import { createAgentResolveHandler } from './handlers/agent-resolve.handler.ts';
+import { createEffectiveConfigHandler } from './handlers/effective-config.handler.ts';
 import { createSessionSettingsHandlers } from './handlers/session-settings.handler.ts';
 import { createSkillHandlers } from './handlers/skills.handler.ts';
 import { createTenantOverridesSource } from './handlers/tenant-overrides.ts';
@@ -42,16 +42,10 @@ export const agentRegistryService = defineService({
         ...createSessionSettingsHandlers({ ...lookup, sessionSettings }),
         ...createUserVariantHandlers({ ...lookup, variants, publisher }),
       },
-      internalHandlers: {
-        [AGENT_RESOLVE]: createAgentResolveHandler(lookup),
-        [AGENT_EFFECTIVE_CONFIG]: createEffectiveConfigHandler({
-          ...lookup,
-          variants,
-          sessionSettings,
-          skills,
-          tenantOverrides,
-        }),
-      },
+      internalHandlers: [
+        createAgentResolveHandler(lookup),
+        createEffectiveConfigHandler({ ...lookup, variants, sessionSettings, skills, tenantOverrides }),
+      ],
     };
   },
 });

@@ -8,7 +8,7 @@ import type { NatsServerHandle } from '@ars/bus';
 import type { VerifiedIdentity } from '@ars/contracts';
 import { outcomeOf, startInProcess, storedEvents } from '@ars/service-kit/testing';
 import type { InProcessService } from '@ars/service-kit/testing';
-import { contentHash } from '../src/domain/canonical-json.ts';
+import { contentHash } from '@ars/service-kit';
 import { agentRegistryService } from '../src/service.ts';
 
 interface Revision {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VerifiedIdentity } from '@ars/contracts';
-import { contentHash } from '../src/domain/canonical-json.ts';
+import { contentHash } from '@ars/service-kit';
 import { applyChanges } from './helpers/apply-changes.ts';
 import { payloadKeys, startHarness } from './helpers/harness.ts';
 import type { Harness } from './helpers/harness.ts';

@@ -12,15 +12,12 @@ import { createGetHandler } from './handlers/get.handler.ts';
 import { createListHandler } from './handlers/list.handler.ts';
 import { createPutHandler } from './handlers/put.handler.ts';
 import { createSearchHandler } from './handlers/search.handler.ts';
-import { createEraseSessionHandler, ERASE_SESSION_ENDPOINT } from './internal/erase-session.handler.ts';
-import { createResolveHandler, RESOLVE_ENDPOINT } from './internal/resolve.handler.ts';
+import { createEraseSessionHandler } from './internal/erase-session.handler.ts';
+import { createResolveHandler } from './internal/resolve.handler.ts';
 import {
   createDownloadBeginHandler,
   createUploadAbortHandler,
   createUploadBeginHandler,
-  DOWNLOAD_BEGIN_ENDPOINT,
-  UPLOAD_ABORT_ENDPOINT,
-  UPLOAD_BEGIN_ENDPOINT,
 } from './internal/upload.handlers.ts';
 import { startUploadSweeper } from './internal/upload-sweeper.ts';
 import { createArtifactRepository } from './store/artifact.repository.ts';
@@ -73,13 +70,13 @@ export const artifactService = defineService({
         'artifacts.delete': createDeleteHandler(deps),
         'search.artifacts': createSearchHandler(deps),
       },
-      internalHandlers: {
-        [RESOLVE_ENDPOINT]: createResolveHandler(deps),
-        [ERASE_SESSION_ENDPOINT]: createEraseSessionHandler(deps),
-        [UPLOAD_BEGIN_ENDPOINT]: createUploadBeginHandler(deps),
-        [UPLOAD_ABORT_ENDPOINT]: createUploadAbortHandler(deps),
-        [DOWNLOAD_BEGIN_ENDPOINT]: createDownloadBeginHandler(deps),
-      },
+      internalHandlers: [
+        createResolveHandler(deps),
+        createEraseSessionHandler(deps),
+        createUploadBeginHandler(deps),
+        createUploadAbortHandler(deps),
+        createDownloadBeginHandler(deps),
+      ],
       metadata: { blob_driver: deps.blobs.kind, artifact_max_bytes: String(config.ARTIFACT_MAX_BYTES) },
       stop: stopSweeper,
     };

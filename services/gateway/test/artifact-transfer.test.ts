@@ -13,6 +13,22 @@ const GET = routeOf('artifacts.get');
 const INLINE = 1024;
 const MAX = 20_000;
 const LOCATION = { transport: 'nats_object_store', bucket: 'ars_artifacts', object_name: 'blobs/up-1' };
+/** An artifact's metadata as the artifact service answers it. */
+function metadata(size: number, extra: Record<string, unknown> = {}) {
+  return {
+    artifact_id: 'a-1',
+    mime_type: 'a/b',
+    size_bytes: size,
+    source: 'upload',
+    namespace: 'default',
+    tenant: 't1',
+    user: 'u1',
+    session: 's1',
+    checksum: 'sha256:00',
+    created_at: '2030-01-01T00:00:00Z',
+    ...extra,
+  };
+}
 
 let h: Harness;
 let blobs: MemoryBlobs;
@@ -227,7 +243,7 @@ describe('artifacts.get over HTTP', () => {
   it('streams a large artifact from the object store as the same JSON', async () => {
     const bytes = randomBytes(50_001);
     blobs.objects.set(LOCATION.object_name, bytes);
-    const artifact = { artifact_id: 'a-1', size_bytes: bytes.length, mime_type: 'a/b' };
+    const artifact = metadata(bytes.length);
     h.rpc.respond = async (call) => {
       if (call.method === 'artifacts.get') throw new ServiceError('payload_too_large', 'too large for one reply');
       return { artifact, location: LOCATION };
@@ -249,7 +265,7 @@ describe('artifacts.get over HTTP', () => {
   it('answers 404 when the bytes are gone from the object store', async () => {
     h.rpc.respond = async (call) => {
       if (call.method === 'artifacts.get') throw new ServiceError('payload_too_large', 'too large');
-      return { artifact: { artifact_id: 'a-1', size_bytes: 10 }, location: LOCATION };
+      return { artifact: metadata(10), location: LOCATION };
     };
     const response = await h.post(GET, { identity: {}, artifact_id: 'a-1' });
     expect(response.statusCode).toBe(404);
@@ -298,7 +314,7 @@ describe('readPutBody, fed piece by piece', () => {
     rpc.respond = async (call) =>
       call.method === '_artifact.upload_begin'
         ? { upload_id: 'up-1', location: LOCATION, max_bytes: MAX, expires_at: '2999-01-01T00:00:00Z' }
-        : { discarded: true };
+        : { upload_id: 'up-1', discarded: true };
   });
 
   it('writes each decoded piece into the object store as it comes, holding no more than one piece', async () => {

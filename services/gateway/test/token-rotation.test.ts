@@ -53,7 +53,14 @@ beforeEach(async () => {
   holder.h = h;
   h.rpc.respond = async (call) => {
     if (call.method === RECORD) {
-      return { rotation_id: 'rot-1', rotated_at: '2030-01-01T00:00:00.000Z', created: true };
+      return {
+        rotation_id: 'rot-1',
+        revoked_fingerprint: 'sha256:0123456789abcdef',
+        issued_token_id: 'new-jti',
+        rotated_at: '2030-01-01T00:00:00.000Z',
+        revocation_keys: [],
+        created: true,
+      };
     }
     return { items: [] };
   };

@@ -13,7 +13,6 @@ import { rotateKeyHandler } from './handlers/rotate-key.handler.ts';
 import { setPostureHandler } from './handlers/set-posture.handler.ts';
 import { getTenantOverridesHandler, setTenantOverridesHandler } from './handlers/tenant-overrides.handler.ts';
 import { recordTokenRotationHandler } from './handlers/token-rotation.handler.ts';
-import { INTERNAL_ENDPOINTS } from './internal-api.ts';
 import { loadKeyEncryptionKey } from './secrets/key-encryption-key.ts';
 import { createRepositories } from './store/repositories.ts';
 import { openRevocationWriter } from './store/revocations.kv.ts';
@@ -68,21 +67,21 @@ async function buildGovernance(
       'governance.set_tenant_overrides': setTenantOverridesHandler(ctx),
       'governance.rotate_key': rotateKeyHandler(ctx),
     },
-    internalHandlers: {
-      [INTERNAL_ENDPOINTS.admitLlmCall]: admitLlmCallHandler(ctx),
-      [INTERNAL_ENDPOINTS.recordCost]: recordCostHandler(ctx),
-      [INTERNAL_ENDPOINTS.failover]: failoverHandler(ctx),
-      [INTERNAL_ENDPOINTS.effectiveOverrides]: effectiveOverridesHandler(ctx),
-      [INTERNAL_ENDPOINTS.providerKey]: providerKeyHandler(ctx),
-      [INTERNAL_ENDPOINTS.recordTokenRotation]: recordTokenRotationHandler(ctx),
-    },
+    internalHandlers: [
+      admitLlmCallHandler(ctx),
+      recordCostHandler(ctx),
+      failoverHandler(ctx),
+      effectiveOverridesHandler(ctx),
+      providerKeyHandler(ctx),
+      recordTokenRotationHandler(ctx),
+    ],
   };
 }
 
 /**
  * The governance service: governance.*, governance.posture and llm.posture;
  * budgets, rate limits, tenant overrides and provider keys, and the internal
- * endpoints the run engine and the gateway call (see `internal-api.ts`).
+ * endpoints the run engine and the gateway call (declared in `@ars/contracts`).
  */
 export function defineGovernanceService(options: GovernanceServiceOptions = {}) {
   return defineService({

@@ -7,14 +7,9 @@ import { createDeleteHandler, createGetHandler, createPutHandler } from './handl
 import { createListHandler } from './handlers/list.handler.ts';
 import { createStrategyTraceHandler } from './handlers/strategy-trace.handler.ts';
 import { createHealthMonitor } from './health/health-monitor.ts';
-import {
-  CALLER_READ_ENDPOINT,
-  CALLER_WRITE_ENDPOINT,
-  createCallerReadHandler,
-  createCallerWriteHandler,
-} from './internal/caller-memory.handlers.ts';
-import { createEraseSessionHandler, ERASE_SESSION_ENDPOINT } from './internal/erase-session.handler.ts';
-import { createPromptBlocksHandler, PROMPT_BLOCKS_ENDPOINT } from './internal/prompt-blocks.handler.ts';
+import { createCallerReadHandler, createCallerWriteHandler } from './internal/caller-memory.handlers.ts';
+import { createEraseSessionHandler } from './internal/erase-session.handler.ts';
+import { createPromptBlocksHandler } from './internal/prompt-blocks.handler.ts';
 import { createMemoryRepository } from './store/memory.repository.ts';
 import { createTraceRepository } from './store/trace.repository.ts';
 
@@ -75,12 +70,12 @@ export const memoryService = defineService({
         'memory.health': createHealthHandler(deps),
         'memory.strategy_trace': createStrategyTraceHandler(deps),
       },
-      internalHandlers: {
-        [PROMPT_BLOCKS_ENDPOINT]: createPromptBlocksHandler(deps),
-        [ERASE_SESSION_ENDPOINT]: createEraseSessionHandler(deps),
-        [CALLER_READ_ENDPOINT]: createCallerReadHandler(deps),
-        [CALLER_WRITE_ENDPOINT]: createCallerWriteHandler(deps),
-      },
+      internalHandlers: [
+        createPromptBlocksHandler(deps),
+        createEraseSessionHandler(deps),
+        createCallerReadHandler(deps),
+        createCallerWriteHandler(deps),
+      ],
       metadata: { capabilities: 'caller_memory', memory_strategy: 'caller_memory' },
       stop: stopHealth,
     };

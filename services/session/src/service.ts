@@ -12,7 +12,7 @@ import { STATE_RECORDS_CONSUMER, createTaskEventHandler } from './consumers/task
 import type { SessionTriple } from './domain/session.ts';
 import { TASK_EVENTS_FILTER } from './domain/state-records.ts';
 import { createEraser } from './erasure/eraser.ts';
-import { admissionReuseMs, ADMIT_ENDPOINT, admitHandler } from './handlers/admit.handler.ts';
+import { admissionReuseMs, admitHandler } from './handlers/admit.handler.ts';
 import { searchSessionsHandler } from './handlers/search-sessions.handler.ts';
 import { sessionsDeleteHandler } from './handlers/sessions-delete.handler.ts';
 import { sessionsInspectHandler } from './handlers/sessions-inspect.handler.ts';
@@ -98,13 +98,13 @@ async function build(context: ServiceContext<SessionConfig>): Promise<ServiceImp
       'search.sessions': searchSessionsHandler(sessions),
       'state.history': stateHistoryHandler(sessions, records),
     },
-    internalHandlers: {
-      [ADMIT_ENDPOINT]: admitHandler(
+    internalHandlers: [
+      admitHandler(
         catalog,
         turns,
         admissionReuseMs(config.SESSION_ADMISSION_REUSE_SECONDS, config.SESSION_IDLE_CLOSE_SECONDS),
       ),
-    },
+    ],
     async stop() {
       for (const stop of stoppers) await stop();
     },

@@ -141,12 +141,13 @@ export async function startFakes(bus: Bus): Promise<Fakes> {
     memory: () => ({ purged: true }),
     stop: async () => undefined,
   };
+  // Members a test does not set are answered as the real endpoint would (zero counts): the replies meet their contract.
   const eraser =
-    (endpoint: string, pick: () => Responder): RpcHandler =>
+    (endpoint: string, pick: () => Responder, defaults: Record<string, unknown> = {}): RpcHandler =>
     async ({ body }) => {
       const triple = body as { tenant: string; user: string; session: string };
       calls.push({ endpoint, body: body as Record<string, unknown> });
-      return pick()(triple);
+      return { ...defaults, ...((await pick()(triple)) as object) };
     };
   const served: ServedService[] = [];
   const serve = async (service: string, handlers: Record<string, RpcHandler>) =>
@@ -164,9 +165,16 @@ export async function startFakes(bus: Bus): Promise<Fakes> {
     },
   });
   await serve('artifact', {
-    '_artifact.erase_session': eraser('artifact/_artifact.erase_session', () => fakes.artifacts),
+    '_artifact.erase_session': eraser('artifact/_artifact.erase_session', () => fakes.artifacts, {
+      uploads_discarded: 0,
+    }),
   });
-  await serve('memory', { '_memory.erase_session': eraser('memory/_memory.erase_session', () => fakes.memory) });
+  await serve('memory', {
+    '_memory.erase_session': eraser('memory/_memory.erase_session', () => fakes.memory, {
+      items_deleted: 0,
+      traces_deleted: 0,
+    }),
+  });
   fakes.stop = async () => {
     for (const s of served) await s.stop();
   };

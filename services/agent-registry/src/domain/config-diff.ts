@@ -1,5 +1,5 @@
 import type { ConfigChange } from '@ars/contracts';
-import { canonicalJson } from './canonical-json.ts';
+import { canonicalJson } from '@ars/service-kit';
 
 /** One JSON Pointer reference token (RFC 6901): `~` → `~0`, `/` → `~1`. */
 export function pointerToken(token: string): string {

@@ -1,5 +1,5 @@
 import type { AgentConfigContent, LlmParams, SystemBlock, ToolExposure } from '@ars/contracts';
-import { contentHash } from './canonical-json.ts';
+import { contentHash } from '@ars/service-kit';
 import { effectiveSkills } from './skills.ts';
 import type { ScopedSkill, SkillScope } from './skills.ts';
 

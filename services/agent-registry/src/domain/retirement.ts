@@ -1,4 +1,4 @@
-import { contentHash } from './canonical-json.ts';
+import { contentHash } from '@ars/service-kit';
 
 /**
  * Retiring an agent configuration, in stages. The first act (`started`)

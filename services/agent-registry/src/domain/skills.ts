@@ -1,5 +1,5 @@
 import type { Skill } from '@ars/contracts';
-import { contentHash } from './canonical-json.ts';
+import { contentHash } from '@ars/service-kit';
 
 /**
  * Skills live at four scopes: the tenant's library, one agent of the tenant,

@@ -1,27 +1,19 @@
-import { z } from 'zod';
-import { AgentId, SCOPES, ServiceError } from '@ars/contracts';
-import type { AgentConfigContent, VerifiedIdentity } from '@ars/contracts';
-import type { RpcHandler } from '@ars/bus';
+import { AGENT_RESOLVE, refuse, SCOPES, ServiceError } from '@ars/contracts';
+import type { AGENT_EFFECTIVE_CONFIG, VerifiedIdentity } from '@ars/contracts';
+import { serveInternal } from '@ars/service-kit';
+import type { InternalHandler } from '@ars/service-kit';
 import { liveAgent } from './agent-state.ts';
 import type { AgentLookup } from './agent-state.ts';
 
-/** Name of the internal endpoint (served on `ars.rpc.agent-registry._agent.resolve`). */
-export const AGENT_RESOLVE = '_agent.resolve';
-
-/** Request of `_agent.resolve`. */
-export const AgentResolveRequest = z.strictObject({ tenant: z.string().min(1), agent_id: AgentId });
-export type AgentResolveRequest = z.infer<typeof AgentResolveRequest>;
-
-/** Answer of `_agent.resolve`; `revision_id` is null for the built-in default configuration. */
-export interface AgentResolveResult {
-  readonly agent_id: string;
-  readonly revision_id: string | null;
-  readonly config: AgentConfigContent;
-}
-
-/** The one refusal for an agent id a tenant cannot start: unknown, another tenant's or retired. */
-export function unknownAgent(agentId: string): ServiceError {
-  return new ServiceError('invalid_request', `agent_id ${agentId} names no agent configuration`);
+/**
+ * The one refusal for an agent id a tenant cannot start: unknown, another
+ * tenant's or retired (`unknown_agent`, declared alike by both endpoints).
+ */
+export function unknownAgent(
+  endpoint: typeof AGENT_RESOLVE | typeof AGENT_EFFECTIVE_CONFIG,
+  agentId: string,
+): ServiceError {
+  return refuse(endpoint, 'unknown_agent', `agent_id ${agentId} names no agent configuration`);
 }
 
 /**
@@ -44,14 +36,12 @@ export function requireCallerTenant(endpoint: string, caller: VerifiedIdentity, 
  * unknown, another tenant's or retired, so the answer reveals nothing about
  * other tenants.
  */
-export function createAgentResolveHandler(deps: AgentLookup): RpcHandler {
-  return async ({ identity, body }): Promise<AgentResolveResult> => {
-    const parsed = AgentResolveRequest.safeParse(body);
-    if (!parsed.success) throw new ServiceError('invalid_request', `invalid ${AGENT_RESOLVE} request`);
-    const { tenant, agent_id: agentId } = parsed.data;
-    requireCallerTenant(AGENT_RESOLVE, identity, tenant);
+export function createAgentResolveHandler(deps: AgentLookup): InternalHandler {
+  return serveInternal(AGENT_RESOLVE, async ({ identity, body }) => {
+    const { tenant, agent_id: agentId } = body;
+    requireCallerTenant(AGENT_RESOLVE.name, identity, tenant);
     const agent = await liveAgent(deps, tenant, agentId);
-    if (agent === null) throw unknownAgent(agentId);
+    if (agent === null) throw unknownAgent(AGENT_RESOLVE, agentId);
     return { agent_id: agent.agent_id, revision_id: agent.revision_id, config: agent.config };
-  };
+  });
 }

@@ -1,6 +1,6 @@
 import { ServiceError } from '@ars/contracts';
 import type { AgentConfigContent } from '@ars/contracts';
-import { contentHash } from '../domain/canonical-json.ts';
+import { contentHash } from '@ars/service-kit';
 import { BUILTIN_DEFAULT_CONFIG } from '../domain/default-agent.ts';
 import type { RetirementRepository } from '../store/retirement.repository.ts';
 import type { RevisionRepository } from '../store/revision.repository.ts';

@@ -1,9 +1,8 @@
-import { z } from 'zod';
-import { AgentId, SCOPES, ServiceError } from '@ars/contracts';
-import type { VerifiedIdentity } from '@ars/contracts';
-import type { RpcHandler } from '@ars/bus';
+import { AGENT_EFFECTIVE_CONFIG, SCOPES, ServiceError } from '@ars/contracts';
+import type { AgentEffectiveConfigRequest, VerifiedIdentity } from '@ars/contracts';
+import { serveInternal } from '@ars/service-kit';
+import type { InternalHandler } from '@ars/service-kit';
 import { resolveEffectiveConfig } from '../domain/effective-config.ts';
-import type { EffectiveConfig } from '../domain/effective-config.ts';
 import type { ScopedSkill, SkillOwner } from '../domain/skills.ts';
 import type { RevisionRepository } from '../store/revision.repository.ts';
 import type { SessionSettingsRepository } from '../store/session-settings.repository.ts';
@@ -12,18 +11,6 @@ import { unknownAgent } from './agent-resolve.handler.ts';
 import { liveAgent } from './agent-state.ts';
 import type { AgentLookup } from './agent-state.ts';
 import type { TenantOverridesSource } from './tenant-overrides.ts';
-
-/** Name of the internal endpoint (served on `ars.rpc.agent-registry._agent.effective_config`). */
-export const AGENT_EFFECTIVE_CONFIG = '_agent.effective_config';
-
-/** Request of `_agent.effective_config`: whose run, and which agent. */
-export const EffectiveConfigRequest = z.strictObject({
-  tenant: z.string().min(1),
-  user: z.string().min(1),
-  session: z.string().min(1),
-  agent_id: AgentId,
-});
-export type EffectiveConfigRequest = z.infer<typeof EffectiveConfigRequest>;
 
 /** What the effective configuration reads. */
 export interface EffectiveConfigDeps extends AgentLookup {
@@ -37,19 +24,19 @@ export interface EffectiveConfigDeps extends AgentLookup {
 const MAX_SKILL_CANDIDATES = 2_000;
 
 /** The body names the calling identity's own run, unless the caller holds `admin` (acting for another). */
-function requireOwnRun(caller: VerifiedIdentity, request: EffectiveConfigRequest): void {
+function requireOwnRun(caller: VerifiedIdentity, request: AgentEffectiveConfigRequest): void {
   if (caller.scopes.includes(SCOPES.admin)) return;
   for (const component of ['tenant', 'user', 'session'] as const) {
     if (request[component] !== caller[component]) {
       throw new ServiceError(
         'scope_mismatch',
-        `${AGENT_EFFECTIVE_CONFIG}: the body ${component} is not the calling identity's ${component}`,
+        `${AGENT_EFFECTIVE_CONFIG.name}: the body ${component} is not the calling identity's ${component}`,
       );
     }
   }
 }
 
-function skillOwners(request: EffectiveConfigRequest): SkillOwner[] {
+function skillOwners(request: AgentEffectiveConfigRequest): SkillOwner[] {
   const { tenant, user, session, agent_id: agentId } = request;
   return [
     { tenant, scope: 'tenant' },
@@ -67,15 +54,12 @@ function skillOwners(request: EffectiveConfigRequest): SkillOwner[] {
  * otherwise) unless the caller holds `admin`. An agent id `_agent.resolve` refuses is refused here the same
  * way (`invalid_request`, one message for unknown, foreign and retired).
  */
-export function createEffectiveConfigHandler(deps: EffectiveConfigDeps): RpcHandler {
-  return async ({ identity, body }): Promise<EffectiveConfig> => {
-    const parsed = EffectiveConfigRequest.safeParse(body);
-    if (!parsed.success) throw new ServiceError('invalid_request', `invalid ${AGENT_EFFECTIVE_CONFIG} request`);
-    const request = parsed.data;
+export function createEffectiveConfigHandler(deps: EffectiveConfigDeps): InternalHandler {
+  return serveInternal(AGENT_EFFECTIVE_CONFIG, async ({ identity, body: request }) => {
     requireOwnRun(identity, request);
     const { tenant, user, session, agent_id: agentId } = request;
     const agent = await liveAgent(deps, tenant, agentId);
-    if (agent === null) throw unknownAgent(agentId);
+    if (agent === null) throw unknownAgent(AGENT_EFFECTIVE_CONFIG, agentId);
     const [overrides, variant, settings, skills] = await Promise.all([
       // As the run's identity (the caller's own, or the one an admin acts for) so governance answers its tenant.
       deps.tenantOverrides.read({ tenant, user, session, scopes: identity.scopes }, tenant),
@@ -99,5 +83,5 @@ export function createEffectiveConfigHandler(deps: EffectiveConfigDeps): RpcHand
         triggers: s.triggers,
       })),
     });
-  };
+  });
 }

@@ -1,8 +1,7 @@
 import { AgentConfigContent, ServiceError } from '@ars/contracts';
 import type { IdentityQuad, VerifiedIdentity } from '@ars/contracts';
 import type { EventPublisher } from '@ars/bus';
-import { describeFirstIssue } from '@ars/service-kit';
-import { contentHash } from '../domain/canonical-json.ts';
+import { contentHash, describeFirstIssue } from '@ars/service-kit';
 import { checkConfig } from '../domain/config-checks.ts';
 import type { Lineage, RevisionRecord, RevisionRepository } from '../store/revision.repository.ts';
 

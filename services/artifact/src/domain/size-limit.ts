@@ -1,12 +1,14 @@
 import { ServiceError } from '@ars/contracts';
 
-/** Refuses `sizeBytes` above `maxBytes` with a message naming both and the variable that sets the limit. */
+/** Why an artifact of `sizeBytes` is refused: the message names both sizes and the variable that sets the limit. */
+export function tooLargeMessage(sizeBytes: number, maxBytes: number): string {
+  return `the artifact is ${sizeBytes} bytes; the largest accepted is ${maxBytes} bytes (ARTIFACT_MAX_BYTES)`;
+}
+
+/** Refuses `sizeBytes` above `maxBytes` (413 `payload_too_large`, see {@link tooLargeMessage}). */
 export function assertWithinLimit(sizeBytes: number, maxBytes: number): void {
   if (sizeBytes <= maxBytes) return;
-  throw new ServiceError(
-    'payload_too_large',
-    `the artifact is ${sizeBytes} bytes; the largest accepted is ${maxBytes} bytes (ARTIFACT_MAX_BYTES)`,
-  );
+  throw new ServiceError('payload_too_large', tooLargeMessage(sizeBytes, maxBytes));
 }
 
 /** Bytes of base64 text that decode to `bytes` bytes. */

@@ -1,10 +1,8 @@
-import type { RpcHandler } from '@ars/bus';
+import { ARTIFACT_ERASE_SESSION } from '@ars/contracts';
+import { serveInternal } from '@ars/service-kit';
+import type { InternalHandler } from '@ars/service-kit';
 import type { ArtifactDeps } from '../handlers/deps.ts';
 import { eraseArtifact } from '../handlers/delete.handler.ts';
-import { parseBody } from './parse.ts';
-import { EraseSessionRequest } from './schemas.ts';
-
-export const ERASE_SESSION_ENDPOINT = '_artifact.erase_session';
 
 /**
  * `_artifact.erase_session {tenant, user, session}` →
@@ -13,9 +11,8 @@ export const ERASE_SESSION_ENDPOINT = '_artifact.erase_session';
  * nothing and answers zeros. Publishes no `artifacts.deleted`: the erasure is
  * reported once, by `session.erased`, and the session's events are purged.
  */
-export function createEraseSessionHandler(deps: ArtifactDeps): RpcHandler {
-  return async ({ body }) => {
-    const owner = parseBody(ERASE_SESSION_ENDPOINT, EraseSessionRequest, body);
+export function createEraseSessionHandler(deps: ArtifactDeps): InternalHandler {
+  return serveInternal(ARTIFACT_ERASE_SESSION, async ({ body: owner }) => {
     let artifactsDeleted = 0;
     for (const record of await deps.artifacts.findBySession(owner)) {
       if (await eraseArtifact(deps, record)) artifactsDeleted += 1;
@@ -27,5 +24,5 @@ export function createEraseSessionHandler(deps: ArtifactDeps): RpcHandler {
     }
     deps.logger.info({ artifactsDeleted, uploadsDiscarded }, 'session artifacts erased');
     return { artifacts_deleted: artifactsDeleted, uploads_discarded: uploadsDiscarded };
-  };
+  });
 }

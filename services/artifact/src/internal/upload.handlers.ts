@@ -1,22 +1,24 @@
-import { ServiceError } from '@ars/contracts';
-import type { RpcHandler } from '@ars/bus';
+import { ARTIFACT_DOWNLOAD_BEGIN, ARTIFACT_UPLOAD_ABORT, ARTIFACT_UPLOAD_BEGIN, refuse } from '@ars/contracts';
+import { reconcileIdentity, serveInternal } from '@ars/service-kit';
+import type { InternalHandler } from '@ars/service-kit';
 import type { BlobDriver, BlobLocation } from '../blob/blob-driver.ts';
 import { toMetadata } from '../domain/artifact.ts';
-import { assertWithinLimit } from '../domain/size-limit.ts';
+import { tooLargeMessage } from '../domain/size-limit.ts';
 import type { ArtifactDeps } from '../handlers/deps.ts';
-import { reconcileIdentity } from '@ars/service-kit';
 import { newBlobKey } from '../handlers/put.handler.ts';
 import { readableArtifact } from '../handlers/read-access.ts';
-import { parseBody } from './parse.ts';
-import { DownloadBeginRequest, UploadAbortRequest, UploadBeginRequest } from './schemas.ts';
 
-export const UPLOAD_BEGIN_ENDPOINT = '_artifact.upload_begin';
-export const DOWNLOAD_BEGIN_ENDPOINT = '_artifact.download_begin';
-export const UPLOAD_ABORT_ENDPOINT = '_artifact.upload_abort';
-
-function locate(blobs: BlobDriver, key: string, endpoint: string): BlobLocation {
+function locate(
+  blobs: BlobDriver,
+  key: string,
+  endpoint: typeof ARTIFACT_UPLOAD_BEGIN | typeof ARTIFACT_DOWNLOAD_BEGIN,
+): BlobLocation {
   if (blobs.locate === undefined) {
-    throw new ServiceError('unimplemented', `${endpoint}: the ${blobs.kind} blob driver offers no streaming access`);
+    throw refuse(
+      endpoint,
+      'no_streaming',
+      `${endpoint.name}: the ${blobs.kind} blob driver offers no streaming access`,
+    );
   }
   return blobs.locate(key);
 }
@@ -28,13 +30,14 @@ function locate(blobs: BlobDriver, key: string, endpoint: string): BlobLocation 
  * `upload_id` and the metadata. Bound to the verified (tenant, user) of this
  * call; an announced size over the limit is refused at once.
  */
-export function createUploadBeginHandler(deps: ArtifactDeps): RpcHandler {
-  return async ({ identity: verified, body }) => {
-    const request = parseBody(UPLOAD_BEGIN_ENDPOINT, UploadBeginRequest, body);
-    if (request.size_bytes !== undefined) assertWithinLimit(request.size_bytes, deps.maxBytes);
+export function createUploadBeginHandler(deps: ArtifactDeps): InternalHandler {
+  return serveInternal(ARTIFACT_UPLOAD_BEGIN, async ({ identity: verified, body: request }) => {
+    if (request.size_bytes !== undefined && request.size_bytes > deps.maxBytes) {
+      throw refuse(ARTIFACT_UPLOAD_BEGIN, 'too_large', tooLargeMessage(request.size_bytes, deps.maxBytes));
+    }
     const uploadId = deps.newId();
     const blobKey = newBlobKey();
-    const location = locate(deps.blobs, blobKey, UPLOAD_BEGIN_ENDPOINT);
+    const location = locate(deps.blobs, blobKey, ARTIFACT_UPLOAD_BEGIN);
     const now = deps.now();
     const expiresAt = new Date(now.getTime() + deps.uploadTtlSeconds * 1000).toISOString();
     await deps.uploads.insert({
@@ -49,7 +52,7 @@ export function createUploadBeginHandler(deps: ArtifactDeps): RpcHandler {
       expires_at: expiresAt,
     });
     return { upload_id: uploadId, location, max_bytes: deps.maxBytes, expires_at: expiresAt };
-  };
+  });
 }
 
 /**
@@ -57,13 +60,12 @@ export function createUploadBeginHandler(deps: ArtifactDeps): RpcHandler {
  * the artifacts.get read rule (the owner's tenant and user; else
  * `not_found`), then where the caller streams the bytes from itself.
  */
-export function createDownloadBeginHandler(deps: ArtifactDeps): RpcHandler {
-  return async ({ identity: verified, body }) => {
-    const request = parseBody(DOWNLOAD_BEGIN_ENDPOINT, DownloadBeginRequest, body);
+export function createDownloadBeginHandler(deps: ArtifactDeps): InternalHandler {
+  return serveInternal(ARTIFACT_DOWNLOAD_BEGIN, async ({ identity: verified, body: request }) => {
     const target = reconcileIdentity('artifacts.get', verified, request.identity);
     const record = await readableArtifact(deps, target, request.artifact_id);
-    return { artifact: toMetadata(record), location: locate(deps.blobs, record.blob_key, DOWNLOAD_BEGIN_ENDPOINT) };
-  };
+    return { artifact: toMetadata(record), location: locate(deps.blobs, record.blob_key, ARTIFACT_DOWNLOAD_BEGIN) };
+  });
 }
 
 /**
@@ -74,9 +76,8 @@ export function createDownloadBeginHandler(deps: ArtifactDeps): RpcHandler {
  * answers `discarded: false`. Idempotent. Never call it while an
  * artifacts.put naming the upload may still be running.
  */
-export function createUploadAbortHandler(deps: ArtifactDeps): RpcHandler {
-  return async ({ identity: verified, body }) => {
-    const request = parseBody(UPLOAD_ABORT_ENDPOINT, UploadAbortRequest, body);
+export function createUploadAbortHandler(deps: ArtifactDeps): InternalHandler {
+  return serveInternal(ARTIFACT_UPLOAD_ABORT, async ({ identity: verified, body: request }) => {
     const upload = await deps.uploads.findById(request.upload_id);
     if (upload === null || upload.tenant !== verified.tenant || upload.user !== verified.user) {
       return { upload_id: request.upload_id, discarded: false };
@@ -85,5 +86,5 @@ export function createUploadAbortHandler(deps: ArtifactDeps): RpcHandler {
     const discarded = await deps.uploads.delete(upload.upload_id);
     deps.logger.info({ uploadId: upload.upload_id }, 'upload aborted');
     return { upload_id: request.upload_id, discarded };
-  };
+  });
 }

@@ -1,11 +1,9 @@
 import { Readable } from 'node:stream';
-import { PROTOCOL_VERSION, ServiceError } from '@ars/contracts';
+import { ARTIFACT_DOWNLOAD_BEGIN, parseInternalRequest, PROTOCOL_VERSION, ServiceError } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
-import type { BlobLocation, BlobTransfer, RpcCaller } from '../ports.ts';
+import { callInternal } from '@ars/bus';
+import type { BlobTransfer, RpcCaller } from '../ports.ts';
 import { Base64Encoder, base64Length } from './base64.ts';
-
-/** The artifact service's streamed-download endpoint (see its README). */
-export const DOWNLOAD_BEGIN = '_artifact.download_begin';
 
 /** A JSON response whose text is produced as it is sent. */
 export class StreamedJson {
@@ -17,11 +15,6 @@ export class StreamedJson {
     this.body = body;
     this.length = length;
   }
-}
-
-interface DownloadBegun {
-  readonly artifact: { readonly artifact_id: string; readonly size_bytes: number } & Record<string, unknown>;
-  readonly location: BlobLocation;
 }
 
 async function* encode(prefix: string, bytes: ReadableStream<Uint8Array>, suffix: string, expected: number) {
@@ -51,10 +44,12 @@ export async function streamArtifact(
   verified: VerifiedIdentity,
   body: { readonly identity: unknown; readonly artifact_id: unknown },
 ): Promise<StreamedJson> {
-  const begun = (await context.rpc.call('artifact', DOWNLOAD_BEGIN, verified, {
+  // The artifacts.get body passed its own schema already; this reads it as the endpoint's.
+  const request = parseInternalRequest(ARTIFACT_DOWNLOAD_BEGIN, {
     identity: body.identity,
     artifact_id: body.artifact_id,
-  })) as DownloadBegun;
+  });
+  const begun = await callInternal(context.rpc, ARTIFACT_DOWNLOAD_BEGIN, verified, request);
   const bytes = await context.blobs.get(begun.location);
   if (bytes === null) throw new ServiceError('not_found', `artifact ${begun.artifact.artifact_id} not found`);
   const prefix = `{"artifact":${JSON.stringify(begun.artifact)},"content_base64":"`;

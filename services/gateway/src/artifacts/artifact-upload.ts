@@ -1,14 +1,11 @@
 import { StringDecoder } from 'node:string_decoder';
-import { ServiceError } from '@ars/contracts';
-import type { VerifiedIdentity } from '@ars/contracts';
+import { ARTIFACT_UPLOAD_ABORT, ARTIFACT_UPLOAD_BEGIN, ServiceError } from '@ars/contracts';
+import type { ArtifactUploadBeginReply, VerifiedIdentity } from '@ars/contracts';
+import { callInternal } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
-import type { BlobLocation, BlobTransfer, RpcCaller } from '../ports.ts';
+import type { BlobTransfer, RpcCaller } from '../ports.ts';
 import { Base64Decoder } from './base64.ts';
 import { CONTENT_MEMBER, PutBodyScanner } from './put-body-scanner.ts';
-
-/** The artifact service's streamed-upload endpoints (see its README). */
-export const UPLOAD_BEGIN = '_artifact.upload_begin';
-export const UPLOAD_ABORT = '_artifact.upload_abort';
 
 /** What reading an artifacts.put body needs. */
 export interface ArtifactUploadContext {
@@ -42,21 +39,15 @@ export interface PutBody {
   readonly uploadId?: string;
 }
 
-interface UploadBegun {
-  readonly upload_id: string;
-  readonly location: BlobLocation;
-  readonly max_bytes: number;
-}
-
 /** A streamed upload in progress: bytes go into the object store as they are decoded. */
 class Upload {
-  readonly begun: UploadBegun;
+  readonly begun: ArtifactUploadBeginReply;
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
   readonly #stored: Promise<{ size: number }>;
   written = 0;
   over = false;
 
-  constructor(begun: UploadBegun, blobs: BlobTransfer) {
+  constructor(begun: ArtifactUploadBeginReply, blobs: BlobTransfer) {
     this.begun = begun;
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     this.#writer = writable.getWriter();
@@ -108,7 +99,7 @@ function parseRest(text: string): Record<string, unknown> {
  * Reads an artifacts.put body as it arrives. The `content_base64` value is
  * decoded in pieces; bytes that fit one bus message (`inlineBytes`) are
  * forwarded inline, re-encoded; past that, an upload is begun
- * (`_artifact.upload_begin`) and every decoded piece is written into the
+ * (`_artifact.upload_begin`, the internal endpoint of `@ars/contracts`) and every decoded piece is written into the
  * object store as it comes, so at most one piece is held. Bytes beyond the
  * artifact limit the upload announced are not stored; the rest of the body is
  * still read (to name the size) and the call is refused 413. The body
@@ -140,7 +131,7 @@ export async function readPutBody(context: ArtifactUploadContext, input: PutBody
         `artifacts over ${context.inlineBytes} bytes need the streamed upload, which this gateway has no object store for`,
       );
     }
-    const begun = (await context.rpc.call('artifact', UPLOAD_BEGIN, input.verified, {})) as UploadBegun;
+    const begun = await callInternal(context.rpc, ARTIFACT_UPLOAD_BEGIN, input.verified, {});
     return new Upload(begun, context.blobs);
   };
 
@@ -207,7 +198,7 @@ export async function abortUpload(
   uploadId: string,
 ): Promise<void> {
   try {
-    await context.rpc.call('artifact', UPLOAD_ABORT, verified, { upload_id: uploadId });
+    await callInternal(context.rpc, ARTIFACT_UPLOAD_ABORT, verified, { upload_id: uploadId });
   } catch (error) {
     context.logger.warn({ err: error, uploadId }, 'upload could not be aborted; the artifact service sweeps it');
   }

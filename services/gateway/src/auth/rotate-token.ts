@@ -1,13 +1,12 @@
 import { revocationKeys, tokenFingerprint } from '@ars/auth';
-import { AuthRotateTokenRequest, ServiceError } from '@ars/contracts';
+import { AuthRotateTokenRequest, GOVERNANCE_RECORD_TOKEN_ROTATION, ServiceError } from '@ars/contracts';
 import type { AuthRotateTokenResponse, VerifiedIdentity } from '@ars/contracts';
+import { callInternal } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
 import type { RevocationCheck, RpcCaller, TokenMinter, VerifiedClaims } from '../ports.ts';
 
 /** The registry method the gateway serves in place of its registry owner (governance). */
 export const ROTATE_TOKEN_METHOD = 'auth.rotate_token';
-/** Governance's internal endpoint that records a rotation and writes the revocation. */
-export const RECORD_TOKEN_ROTATION = '_governance.record_token_rotation';
 
 /** What a rotation needs. */
 export interface RotationContext {
@@ -66,7 +65,7 @@ export async function rotateToken(
     ttlSeconds: body.ttl_seconds,
   });
   const revokedFingerprint = tokenFingerprint(request.token);
-  const record = (await context.rpc.call('governance', RECORD_TOKEN_ROTATION, verified, {
+  const record = await callInternal(context.rpc, GOVERNANCE_RECORD_TOKEN_ROTATION, verified, {
     revoked: {
       ...(claims.jti === undefined ? {} : { token_id: claims.jti }),
       fingerprint: revokedFingerprint,
@@ -77,15 +76,15 @@ export async function rotateToken(
       fingerprint: tokenFingerprint(issued.token),
       expires_at: instant(issued.expiresAt),
     },
-  })) as { rotation_id?: string; rotated_at?: string };
+  });
   const keys = revocationKeys({ fingerprint: revokedFingerprint, jti: claims.jti });
   context.revocations.add(keys, {
     reason: 'rotated',
-    revoked_at: record.rotated_at ?? new Date().toISOString(),
+    revoked_at: record.rotated_at,
     expires_at: instant(claims.exp),
     tenant: claims.tenant,
     user: claims.user,
-    ...(record.rotation_id === undefined ? {} : { rotation_id: record.rotation_id }),
+    rotation_id: record.rotation_id,
     replaced_by: issued.jti,
   });
   const delivered = await context.revocations.awaitDelivered(keys, context.deliveryWaitMs);

@@ -1,22 +1,19 @@
-import { ServiceError } from '@ars/contracts';
+import { GOVERNANCE_ADMIT_LLM_CALL, refusalOf, ServiceError } from '@ars/contracts';
 import type { RateLimit } from '@ars/contracts';
-import type { RpcHandler } from '@ars/bus';
+import { serveInternal } from '@ars/service-kit';
+import type { InternalHandler } from '@ars/service-kit';
 import { bucketCharge, capMaxTokens, checkBudget, checkModel, limitRate } from '../domain/admission.ts';
 import type { CallContext, CheckResult, GovernanceEvent, RateResult } from '../domain/admission.ts';
 import { fromUsd } from '../domain/currency.ts';
 import { resolveTier } from '../domain/posture.ts';
-import { refusalReasonOf } from '../domain/refusals.ts';
-import { AdmitLlmCallRequest, INTERNAL_ENDPOINTS } from '../internal-api.ts';
-import type { AdmitLlmCallResponse } from '../internal-api.ts';
 import type { BucketKey } from '../store/bucket.repository.ts';
 import { requireCallerTenant } from './access.ts';
 import type { GovernanceContext } from './context.ts';
 import { publishEvents } from './events.ts';
 import { recordCallCost } from './record-cost.handler.ts';
-import { parseInternalBody } from './internal-body.ts';
 import { createKeyedLock } from './keyed-lock.ts';
 
-const ENDPOINT = INTERNAL_ENDPOINTS.admitLlmCall;
+const ENDPOINT = GOVERNANCE_ADMIT_LLM_CALL;
 /** Optimistic-concurrency attempts on one bucket before giving up (other replicas writing it). */
 const MAX_BUCKET_ATTEMPTS = 16;
 
@@ -53,12 +50,11 @@ async function drawFromBucket(
   throw new ServiceError('unavailable', 'the rate-limit bucket is too contended; retry');
 }
 
-/** `_governance.admit_llm_call`: see {@link AdmitLlmCallRequest} for the rules. */
-export function admitLlmCallHandler(ctx: GovernanceContext): RpcHandler {
+/** `_governance.admit_llm_call`: see `GovernanceAdmitLlmCallRequest` of `@ars/contracts` for the rules. */
+export function admitLlmCallHandler(ctx: GovernanceContext): InternalHandler {
   const lock = createKeyedLock();
-  return async ({ identity, body }): Promise<AdmitLlmCallResponse> => {
-    const request = parseInternalBody(AdmitLlmCallRequest, ENDPOINT, body);
-    requireCallerTenant(identity, request.identity.tenant, ENDPOINT);
+  return serveInternal(ENDPOINT, async ({ identity, body: request }) => {
+    requireCallerTenant(identity, request.identity.tenant, ENDPOINT.name);
     const posture = await ctx.repos.posture.get();
     // The previous call's cost first: a budget it crossed refuses this call.
     const recorded =
@@ -84,7 +80,7 @@ export function admitLlmCallHandler(ctx: GovernanceContext): RpcHandler {
             tenant: request.identity.tenant,
             run: request.identity.run,
             tier: tier.name,
-            reason: refusalReasonOf(result.refusal.message),
+            reason: refusalOf(ENDPOINT, result.refusal),
           },
           'llm call refused',
         );
@@ -106,7 +102,7 @@ export function admitLlmCallHandler(ctx: GovernanceContext): RpcHandler {
     }
     await publishEvents(ctx, request.identity, events);
     return {
-      allowed: true,
+      allowed: true as const,
       tier: tier.name,
       model: request.model,
       max_tokens: capped.maxTokens,
@@ -114,5 +110,5 @@ export function admitLlmCallHandler(ctx: GovernanceContext): RpcHandler {
       wait_ms: waitMs,
       ...(recorded === undefined ? {} : { recorded }),
     };
-  };
+  });
 }

@@ -1,17 +1,15 @@
-import type { RpcHandler } from '@ars/bus';
-import { EffectiveOverridesRequest, INTERNAL_ENDPOINTS } from '../internal-api.ts';
-import type { EffectiveOverridesResponse } from '../internal-api.ts';
+import { GOVERNANCE_EFFECTIVE_OVERRIDES } from '@ars/contracts';
+import { serveInternal } from '@ars/service-kit';
+import type { InternalHandler } from '@ars/service-kit';
 import { requireCallerTenant } from './access.ts';
 import type { GovernanceContext } from './context.ts';
-import { parseInternalBody } from './internal-body.ts';
 
-const ENDPOINT = INTERNAL_ENDPOINTS.effectiveOverrides;
+const ENDPOINT = GOVERNANCE_EFFECTIVE_OVERRIDES;
 
-/** `_governance.effective_overrides`: see {@link EffectiveOverridesRequest}. */
-export function effectiveOverridesHandler(ctx: GovernanceContext): RpcHandler {
-  return async ({ identity, body }): Promise<EffectiveOverridesResponse> => {
-    const request = parseInternalBody(EffectiveOverridesRequest, ENDPOINT, body);
-    requireCallerTenant(identity, request.tenant, ENDPOINT);
+/** `_governance.effective_overrides`: see `GovernanceEffectiveOverridesRequest` of `@ars/contracts`. */
+export function effectiveOverridesHandler(ctx: GovernanceContext): InternalHandler {
+  return serveInternal(ENDPOINT, async ({ identity, body: request }) => {
+    requireCallerTenant(identity, request.tenant, ENDPOINT.name);
     return { ...(await ctx.repos.overrides.get(request.tenant)) };
-  };
+  });
 }

@@ -1,21 +1,19 @@
-import type { RpcHandler } from '@ars/bus';
+import { GOVERNANCE_FAILOVER } from '@ars/contracts';
+import { serveInternal } from '@ars/service-kit';
+import type { InternalHandler } from '@ars/service-kit';
 import { nextProvider, remainingHops } from '../domain/failover.ts';
 import { resolveTier } from '../domain/posture.ts';
-import { FailoverRequest, INTERNAL_ENDPOINTS } from '../internal-api.ts';
-import type { FailoverResponse } from '../internal-api.ts';
 import { requireCallerTenant } from './access.ts';
 import type { GovernanceContext } from './context.ts';
 import { publishEvents } from './events.ts';
-import { parseInternalBody } from './internal-body.ts';
 
-const ENDPOINT = INTERNAL_ENDPOINTS.failover;
+const ENDPOINT = GOVERNANCE_FAILOVER;
 
-/** `_governance.failover`: see {@link FailoverRequest}. */
-export function failoverHandler(ctx: GovernanceContext): RpcHandler {
-  return async ({ identity, body }): Promise<FailoverResponse> => {
-    const request = parseInternalBody(FailoverRequest, ENDPOINT, body);
+/** `_governance.failover`: see `GovernanceFailoverRequest` of `@ars/contracts`. */
+export function failoverHandler(ctx: GovernanceContext): InternalHandler {
+  return serveInternal(ENDPOINT, async ({ identity, body: request }) => {
     const tenant = request.identity.tenant;
-    requireCallerTenant(identity, tenant, ENDPOINT);
+    requireCallerTenant(identity, tenant, ENDPOINT.name);
     const { tier } = resolveTier(await ctx.repos.posture.get(), request.tier);
     const chain = tier.failover ?? [];
     const at = new Date(ctx.now()).toISOString();
@@ -47,5 +45,5 @@ export function failoverHandler(ctx: GovernanceContext): RpcHandler {
       ]);
     }
     return { provider: next ?? null, hop_index: request.hop_index, remaining_hops: remainingHops(chain, next) };
-  };
+  });
 }

@@ -1,22 +1,19 @@
-import { ServiceError } from '@ars/contracts';
-import type { RpcHandler } from '@ars/bus';
+import { GOVERNANCE_PROVIDER_KEY, refuse } from '@ars/contracts';
+import { serveInternal } from '@ars/service-kit';
+import type { InternalHandler } from '@ars/service-kit';
 import { openSecret } from '../domain/sealing.ts';
-import { INTERNAL_ENDPOINTS, ProviderKeyRequest } from '../internal-api.ts';
-import type { ProviderKeyResponse } from '../internal-api.ts';
 import { requireCallerTenant } from './access.ts';
 import type { GovernanceContext } from './context.ts';
-import { parseInternalBody } from './internal-body.ts';
 
-const ENDPOINT = INTERNAL_ENDPOINTS.providerKey;
+const ENDPOINT = GOVERNANCE_PROVIDER_KEY;
 
-/** `_governance.provider_key`: see {@link ProviderKeyRequest}. The key is never logged. */
-export function providerKeyHandler(ctx: GovernanceContext): RpcHandler {
-  return async ({ identity, body }): Promise<ProviderKeyResponse> => {
-    const request = parseInternalBody(ProviderKeyRequest, ENDPOINT, body);
-    requireCallerTenant(identity, request.tenant, ENDPOINT);
+/** `_governance.provider_key`: see `GovernanceProviderKeyRequest` of `@ars/contracts`. The key is never logged. */
+export function providerKeyHandler(ctx: GovernanceContext): InternalHandler {
+  return serveInternal(ENDPOINT, async ({ identity, body: request }) => {
+    requireCallerTenant(identity, request.tenant, ENDPOINT.name);
     const stored = await ctx.repos.keys.get(request.tenant, request.provider);
     if (stored === undefined) {
-      throw new ServiceError('not_found', `no key is installed for provider "${request.provider}"`);
+      throw refuse(ENDPOINT, 'no_key', `no key is installed for provider "${request.provider}"`);
     }
     let key: string;
     try {
@@ -26,8 +23,9 @@ export function providerKeyHandler(ctx: GovernanceContext): RpcHandler {
         { tenant: stored.tenant, provider: stored.provider, sealedWith: stored.sealed.kek_id, kekId: ctx.kek.id },
         'provider key cannot be decrypted with the configured key-encryption key',
       );
-      throw new ServiceError(
-        'internal',
+      throw refuse(
+        ENDPOINT,
+        'key_unreadable',
         `the key of provider "${request.provider}" cannot be decrypted with the configured key-encryption key; rotate it again`,
       );
     }
@@ -38,5 +36,5 @@ export function providerKeyHandler(ctx: GovernanceContext): RpcHandler {
       fingerprint: stored.fingerprint,
       rotated_at: stored.rotated_at,
     };
-  };
+  });
 }

@@ -1,14 +1,14 @@
-import type { RpcHandler } from '@ars/bus';
+import { GOVERNANCE_RECORD_COST } from '@ars/contracts';
+import type { GovernanceRecordCostReply, GovernanceRecordCostRequest } from '@ars/contracts';
+import { serveInternal } from '@ars/service-kit';
+import type { InternalHandler } from '@ars/service-kit';
 import { fromUsd } from '../domain/currency.ts';
 import { resolveTier } from '../domain/posture.ts';
 import type { Posture } from '../domain/posture.ts';
-import { INTERNAL_ENDPOINTS, RecordCostRequest } from '../internal-api.ts';
-import type { RecordCostResponse } from '../internal-api.ts';
 import { requireCallerTenant } from './access.ts';
 import type { GovernanceContext } from './context.ts';
-import { parseInternalBody } from './internal-body.ts';
 
-const ENDPOINT = INTERNAL_ENDPOINTS.recordCost;
+const ENDPOINT = GOVERNANCE_RECORD_COST;
 
 /**
  * Adds one call's cost to the tenant's spend in its tier (once per
@@ -18,8 +18,8 @@ const ENDPOINT = INTERNAL_ENDPOINTS.recordCost;
 export async function recordCallCost(
   ctx: GovernanceContext,
   posture: Posture,
-  request: RecordCostRequest,
-): Promise<RecordCostResponse> {
+  request: GovernanceRecordCostRequest,
+): Promise<GovernanceRecordCostReply> {
   const tenant = request.identity.tenant;
   const { tier } = resolveTier(posture, request.tier);
   const nowMs = ctx.now();
@@ -54,11 +54,10 @@ export async function recordCallCost(
   };
 }
 
-/** `_governance.record_cost`: see {@link RecordCostRequest}. */
-export function recordCostHandler(ctx: GovernanceContext): RpcHandler {
-  return async ({ identity, body }): Promise<RecordCostResponse> => {
-    const request = parseInternalBody(RecordCostRequest, ENDPOINT, body);
-    requireCallerTenant(identity, request.identity.tenant, ENDPOINT);
+/** `_governance.record_cost`: see `GovernanceRecordCostRequest` of `@ars/contracts`. */
+export function recordCostHandler(ctx: GovernanceContext): InternalHandler {
+  return serveInternal(ENDPOINT, async ({ identity, body: request }) => {
+    requireCallerTenant(identity, request.identity.tenant, ENDPOINT.name);
     return recordCallCost(ctx, await ctx.repos.posture.get(), request);
-  };
+  });
 }

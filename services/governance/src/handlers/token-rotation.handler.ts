@@ -1,35 +1,36 @@
 import { randomUUID } from 'node:crypto';
-import { ServiceError } from '@ars/contracts';
-import type { VerifiedIdentity } from '@ars/contracts';
-import type { RpcHandler } from '@ars/bus';
+import { GOVERNANCE_RECORD_TOKEN_ROTATION, refuse, ServiceError } from '@ars/contracts';
+import type { GovernanceRecordTokenRotationRequest, VerifiedIdentity } from '@ars/contracts';
+import { serveInternal } from '@ars/service-kit';
+import type { InternalHandler } from '@ars/service-kit';
 import { normaliseTokenFingerprint, shortTokenFingerprint } from '../domain/fingerprint.ts';
 import { revocationKeys } from '../domain/revocation.ts';
 import type { RevocationEntry } from '../domain/revocation.ts';
-import { INTERNAL_ENDPOINTS, RecordTokenRotationRequest } from '../internal-api.ts';
-import type { RecordTokenRotationResponse } from '../internal-api.ts';
 import type { TokenRotationRecord } from '../store/token-rotation.repository.ts';
-import { requireAdmin } from '@ars/service-kit';
 import type { GovernanceContext } from './context.ts';
 import type { PublishableEvent } from './events.ts';
 import { publishEvents } from './events.ts';
-import { parseInternalBody } from './internal-body.ts';
 
-const ENDPOINT = INTERNAL_ENDPOINTS.recordTokenRotation;
+const ENDPOINT = GOVERNANCE_RECORD_TOKEN_ROTATION;
 /** The registry method whose audit trail this is. */
 const METHOD = 'auth.rotate_token';
 
 function fingerprintOf(text: string): string {
   const hex = normaliseTokenFingerprint(text);
   if (hex === undefined)
-    throw new ServiceError('invalid_request', `invalid ${ENDPOINT} request: malformed fingerprint`);
+    throw new ServiceError('invalid_request', `invalid ${ENDPOINT.name} request: malformed fingerprint`);
   return hex;
 }
 
-function newRecord(identity: VerifiedIdentity, request: RecordTokenRotationRequest, at: string): TokenRotationRecord {
+function newRecord(
+  identity: VerifiedIdentity,
+  request: GovernanceRecordTokenRotationRequest,
+  at: string,
+): TokenRotationRecord {
   const revoked = fingerprintOf(request.revoked.fingerprint);
   const issued = fingerprintOf(request.issued.fingerprint);
   if (revoked === issued) {
-    throw new ServiceError('invalid_request', `invalid ${ENDPOINT} request: the issued token is the revoked one`);
+    throw new ServiceError('invalid_request', `invalid ${ENDPOINT.name} request: the issued token is the revoked one`);
   }
   return {
     _id: revoked,
@@ -66,19 +67,17 @@ function auditEvent(record: TokenRotationRecord): PublishableEvent {
 }
 
 /**
- * `_governance.record_token_rotation`: see {@link RecordTokenRotationRequest}.
- * The revocation is written to KV on every call (a retry after a failed write
+ * `_governance.record_token_rotation`: see `GovernanceRecordTokenRotationRequest`
+ * of `@ars/contracts`; its `admin` gate is the kit's, before the body is read. The revocation is written to KV on every call (a retry after a failed write
  * completes it); the audit event keeps one id per rotation, so a retry within
  * the stream's duplicate window is not published twice.
  */
-export function recordTokenRotationHandler(ctx: GovernanceContext): RpcHandler {
-  return async ({ identity, body }): Promise<RecordTokenRotationResponse> => {
-    requireAdmin(METHOD, identity);
-    const request = parseInternalBody(RecordTokenRotationRequest, ENDPOINT, body);
+export function recordTokenRotationHandler(ctx: GovernanceContext): InternalHandler {
+  return serveInternal(ENDPOINT, async ({ identity, body: request }) => {
     const candidate = newRecord(identity, request, new Date(ctx.now()).toISOString());
     const { record, created } = await ctx.repos.rotations.insertOnce(candidate);
     if (!created && record.issued_fingerprint !== candidate.issued_fingerprint) {
-      throw new ServiceError('conflict', 'this token was rotated already; the new token must not be revealed');
+      throw refuse(ENDPOINT, 'already_rotated', 'this token was rotated already; the new token must not be revealed');
     }
     const entry: RevocationEntry = {
       reason: 'rotated',
@@ -112,5 +111,5 @@ export function recordTokenRotationHandler(ctx: GovernanceContext): RpcHandler {
       revocation_keys: record.revocation_keys,
       created,
     };
-  };
+  });
 }

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { GovernanceTier, isServiceError } from '@ars/contracts';
 import { bucketCharge, capMaxTokens, checkBudget, checkModel, limitRate } from '../../src/domain/admission.ts';
 import type { CallContext } from '../../src/domain/admission.ts';
-import { refusalReasonOf } from '../../src/domain/refusals.ts';
 
 const identity = { tenant: 't', user: 'u', session: 's', run: 'r' };
 const occurredAt = '2025-01-02T03:04:05.000Z';
@@ -16,7 +15,7 @@ describe('admission rules', () => {
     const { refusal, event } = checkModel(call({ name: 'std', models: ['a'] }, 'b'));
     expect(event).toBeUndefined();
     expect(refusal?.code).toBe('invalid_request');
-    expect(refusalReasonOf(refusal?.message ?? '')).toBe('model_not_allowed');
+    expect(refusal?.reason).toBe('model_not_allowed');
   });
 
   it('lets any model through a tier without a list', () => {
@@ -31,7 +30,7 @@ describe('admission rules', () => {
     const { refusal, event } = checkBudget(call({ name: 'std', budget: { ceiling: 1, currency: 'EUR' } }), 1);
     expect(refusal?.code).toBe('rate_limited');
     expect(refusal?.retryable).toBe(false);
-    expect(refusalReasonOf(refusal?.message ?? '')).toBe('budget_exceeded');
+    expect(refusal?.reason).toBe('budget_exceeded');
     expect(event).toEqual({
       type: 'governance.budget_exceeded',
       payload: {
@@ -62,7 +61,7 @@ describe('admission rules', () => {
 
   it('refuses above the cap under the refuse policy', () => {
     const result = capMaxTokens(call({ name: 'std', max_tokens: 100, max_tokens_policy: 'refuse' }), 101);
-    expect(refusalReasonOf(result.refusal?.message ?? '')).toBe('max_tokens_exceeded');
+    expect(result.refusal?.reason).toBe('max_tokens_exceeded');
     expect(result.event?.type).toBe('governance.maxtokens_exceeded');
   });
 
@@ -83,7 +82,7 @@ describe('admission rules', () => {
     });
     const result = limitRate(c, c.tier.rate_limit!, { level: 0, refilled_at_ms: 0 }, 1, 0);
     expect(isServiceError(result.refusal)).toBe(true);
-    expect(refusalReasonOf(result.refusal?.message ?? '')).toBe('rate_limited');
+    expect(result.refusal?.reason).toBe('rate_limited');
     expect(result.refusal?.retryable).toBe(true);
     expect(result.event?.payload).toEqual({
       Identity: identity,

@@ -1,11 +1,9 @@
-import type { RpcHandler } from '@ars/bus';
+import { MEMORY_PROMPT_BLOCKS } from '@ars/contracts';
+import { serveInternal } from '@ars/service-kit';
+import type { InternalHandler } from '@ars/service-kit';
 import { CALLER_MEMORY_STRATEGY } from '../domain/strategy.ts';
 import type { MemoryDeps } from '../handlers/deps.ts';
 import { planFor, traceEntries } from '../handlers/strategy-trace.handler.ts';
-import { parseBody } from './parse.ts';
-import { PromptBlocksRequest } from './schemas.ts';
-
-export const PROMPT_BLOCKS_ENDPOINT = '_memory.prompt_blocks';
 
 /**
  * `_memory.prompt_blocks {tenant, user, session, run?}` → `{strategy,
@@ -14,9 +12,8 @@ export const PROMPT_BLOCKS_ENDPOINT = '_memory.prompt_blocks';
  * prompt order) and every decision. Publishes `memory.caller_block_admitted`
  * per admitted block and, with `run`, records the trace for memory.strategy_trace.
  */
-export function createPromptBlocksHandler(deps: MemoryDeps): RpcHandler {
-  return async ({ body }) => {
-    const request = parseBody(PROMPT_BLOCKS_ENDPOINT, PromptBlocksRequest, body);
+export function createPromptBlocksHandler(deps: MemoryDeps): InternalHandler {
+  return serveInternal(MEMORY_PROMPT_BLOCKS, async ({ body: request }) => {
     const owner = { tenant: request.tenant, user: request.user, session: request.session };
     const plan = await planFor(deps, owner);
     const now = deps.now();
@@ -43,8 +40,8 @@ export function createPromptBlocksHandler(deps: MemoryDeps): RpcHandler {
       strategy: CALLER_MEMORY_STRATEGY,
       budget_bytes: plan.budgetBytes,
       used_bytes: plan.usedBytes,
-      blocks: plan.blocks,
+      blocks: [...plan.blocks],
       trace,
     };
-  };
+  });
 }

@@ -45,11 +45,3 @@ export interface ControlEnvelope {
   /** The tier the API side derived. */
   readonly caller_tier: SteeringTier;
 }
-
-/**
- * What a live inbox answers: `{ accepted: true }` once the control is
- * enqueued, or a refusal `{ accepted: false, code, message }` with a code of
- * the catalogue.
- */
-export type ControlInboxReply =
-  { readonly accepted: true } | { readonly accepted: false; readonly code: string; readonly message: string };

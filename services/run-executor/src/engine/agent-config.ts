@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { isServiceError, ToolExposure } from '@ars/contracts';
+import { AGENT_EFFECTIVE_CONFIG, AgentEffectiveConfigReply, isServiceError, ToolExposure } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
+import { callInternal } from '@ars/bus';
 import type { RpcClient } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
 import type { LlmParameters, ProviderSettings } from '../providers/provider.ts';
@@ -96,37 +97,14 @@ const ConfigShape = z.looseObject({
   multimodal: z.looseObject({ default_disposition: z.string().optional() }).optional(),
 });
 
-/** The `_agent.effective_config` answer (open: members added later are ignored). */
-const EffectiveReply = z.looseObject({
-  agent_id: z.string(),
-  revision_id: z.string().nullable().optional(),
-  variant_revision_id: z.string().optional(),
-  config: z.record(z.string(), z.unknown()).nullable().optional(),
-  source_disables: z.array(z.string()).default([]),
-  skills: z
-    .array(z.looseObject({ name: z.string(), scope: z.string(), origin: z.string(), content_hash: z.string() }))
-    .default([]),
-  layers: z
-    .array(
-      z.looseObject({
-        layer: z.string(),
-        revision_id: z.string().nullable().optional(),
-        applied_keys: z.array(z.string()).default([]),
-        unavailable: z.boolean().optional(),
-      }),
-    )
-    .default([]),
-  content_hash: z.string(),
-});
-
-/** Reads a `_agent.effective_config` answer; throws on a shape it cannot use. */
+/** Reads a `_agent.effective_config` answer (its contract's reply schema); throws on a shape it cannot use. */
 export function parseEffectiveReply(reply: unknown, now = new Date()): EffectiveConfigRecord {
-  const r = EffectiveReply.parse(reply);
+  const r = AgentEffectiveConfigReply.parse(reply);
   return {
     agent_id: r.agent_id,
-    revision_id: r.revision_id ?? null,
+    revision_id: r.revision_id,
     ...(r.variant_revision_id === undefined ? {} : { variant_revision_id: r.variant_revision_id }),
-    config: r.config ?? {},
+    config: r.config,
     source_disables: r.source_disables,
     skills: r.skills.map(({ name, scope, origin, content_hash }) => ({ name, scope, origin, content_hash })),
     layers: r.layers.map((l) => ({
@@ -209,7 +187,6 @@ interface CacheEntry {
 }
 
 const MAX_CACHE_ENTRIES = 1_000;
-export const EFFECTIVE_CONFIG_ENDPOINT = '_agent.effective_config';
 
 /**
  * Resolves effective configurations over NATS. Identical requests under way
@@ -222,9 +199,9 @@ export function createAgentConfigResolver(options: AgentConfigResolverOptions): 
 
   async function fetchConfig(owner: VerifiedIdentity, agentId: string): Promise<EffectiveConfigRecord> {
     try {
-      const reply = await options.rpc.call(
-        'agent-registry',
-        EFFECTIVE_CONFIG_ENDPOINT,
+      const reply = await callInternal(
+        options.rpc,
+        AGENT_EFFECTIVE_CONFIG,
         owner,
         { tenant: owner.tenant, user: owner.user, session: owner.session, agent_id: agentId },
         { timeoutMs: options.timeoutMs ?? 2_000 },

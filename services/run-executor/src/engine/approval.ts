@@ -3,7 +3,7 @@ import type { PauseRecord } from '../domain/pause.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { argsSummary } from './planner.ts';
 import { occurredAt } from './run-events.ts';
-import type { RunLoop, Verdict } from './run-loop.ts';
+import type { RunState, Verdict } from './run-state.ts';
 
 /**
  * Human approval of a tool call whose policy asks for it: a pause record
@@ -16,7 +16,7 @@ import type { RunLoop, Verdict } from './run-loop.ts';
 
 /** Parks the run until a human approves or rejects the call (or its policy's timeout decides). */
 export async function awaitApproval(
-  run: RunLoop,
+  run: RunState,
   tool: ToolDefinition,
   args: Record<string, unknown>,
 ): Promise<Verdict> {
@@ -27,20 +27,21 @@ export async function awaitApproval(
     record = undefined;
   }
   if (record === undefined) record = await requestApproval(run, tool, args);
-  if (run.draining) {
-    run.requestHandback();
+  if (run.signals.draining) {
+    run.signals.requestHandback();
     return 'stop';
   }
   const pending = record;
   const verdict = new Promise<Verdict>((resolve) => {
-    run.approval = {
-      record: pending,
-      settle: (v) => {
-        run.approval = undefined;
-        clearTimeout(run.approvalTimer);
-        resolve(v);
-      },
+    const settle = (v: Verdict): void => {
+      run.approval = undefined;
+      release();
+      clearTimeout(run.approvalTimer);
+      resolve(v);
     };
+    // A cancellation, a drain or a lost lease ends the wait with `stop`.
+    const release = run.signals.holdHumanWait(() => settle('stop'));
+    run.approval = { record: pending, settle };
   });
   if (pending.expires_at !== undefined) {
     const delay = Math.max(0, Date.parse(pending.expires_at) - Date.now());
@@ -50,7 +51,7 @@ export async function awaitApproval(
 }
 
 async function requestApproval(
-  run: RunLoop,
+  run: RunState,
   tool: ToolDefinition,
   args: Record<string, unknown>,
 ): Promise<PauseRecord> {
@@ -71,7 +72,7 @@ async function requestApproval(
     requested_at: requestedAt.toISOString(),
     ...(timeout === undefined ? {} : { expires_at: new Date(requestedAt.getTime() + timeout * 1000).toISOString() }),
   };
-  run.assertLease();
+  run.signals.assertLease();
   await run.deps.runStates.createPause(record);
   run.pausesOpened = true;
   run.events.emit('tool.approval_requested', {
@@ -85,7 +86,7 @@ async function requestApproval(
   return record;
 }
 
-async function approvalTimedOut(run: RunLoop, tool: ToolDefinition, record: PauseRecord): Promise<void> {
+async function approvalTimedOut(run: RunState, tool: ToolDefinition, record: PauseRecord): Promise<void> {
   const approve = tool.approval.on_timeout === 'approve';
   try {
     const resolved = await run.deps.runStates.resolvePause(

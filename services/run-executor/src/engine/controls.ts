@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { CONTROL_PAYLOADS, VerbatimJsonObject } from '@ars/contracts';
 import type { SteeringControl } from '@ars/contracts';
-import { controlSubject } from '@ars/bus';
-import type { Msg } from '@ars/bus';
+import { serveControlInbox } from '@ars/bus';
+import type { ControlInboxReply } from '@ars/bus';
 import type { PauseRecord } from '../domain/pause.ts';
 import { contextEntry } from '../domain/task.ts';
 import { occurredAt } from './run-events.ts';
-import type { RunLoop } from './run-loop.ts';
+import type { CancelRequest } from './run-signals.ts';
+import type { RunState } from './run-state.ts';
 
 /**
  * A live run's control inbox (`controlSubject(task_id)`, request/reply) and
@@ -33,20 +34,9 @@ const Envelope = z.looseObject({
 });
 type Envelope = z.infer<typeof Envelope>;
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-function reply(msg: Msg, body: unknown): void {
-  msg.respond(encoder.encode(JSON.stringify(body)));
-}
-
-function parseEnvelope(data: Uint8Array): Envelope | undefined {
-  try {
-    const parsed = Envelope.safeParse(JSON.parse(decoder.decode(data)));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+function parseEnvelope(body: unknown): Envelope | undefined {
+  const parsed = Envelope.safeParse(body);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /**
@@ -60,27 +50,46 @@ export interface ControlReceipt {
 }
 
 /** What `run` has pending now, for a control received now. */
-function receiptOf(run: RunLoop): ControlReceipt {
+function receiptOf(run: RunState): ControlReceipt {
   return { approval: run.approval?.record.token ?? run.restoredApproval?.token, pause: run.pause?.token };
 }
 
-/** Subscribes the run's inbox; controls are applied on the run's control chain. */
-export function openControlInbox(run: RunLoop): void {
-  run.inbox = run.deps.bus.nc.subscribe(controlSubject(run.taskId), {
-    callback: (error, msg) => {
-      if (error !== null) return;
-      const envelope = parseEnvelope(msg.data);
-      if (envelope === undefined) {
-        reply(msg, { accepted: false, code: 'invalid_request', message: 'malformed control envelope' });
-        return;
-      }
-      const receipt = receiptOf(run);
-      reply(msg, { accepted: true });
-      run.controls = run.controls
-        .then(() => applyControl(run, envelope, receipt))
-        .catch((e: unknown) => run.log.warn({ err: e, control: envelope.method }, 'control not applied'));
-    },
+const MALFORMED: ControlInboxReply = {
+  accepted: false,
+  code: 'invalid_request',
+  message: 'malformed control envelope',
+};
+
+/** Serves the run's inbox; controls are applied on the run's control chain. */
+export function openControlInbox(run: RunState): void {
+  run.inbox = serveControlInbox(run.deps.bus, run.taskId, (body, reply) => {
+    const envelope = parseEnvelope(body);
+    if (envelope === undefined) {
+      reply(MALFORMED);
+      return;
+    }
+    const receipt = receiptOf(run);
+    reply({ accepted: true });
+    run.controls = run.controls
+      .then(() => applyControl(run, envelope, receipt))
+      .catch((e: unknown) => run.log.warn({ err: e, control: envelope.method }, 'control not applied'));
   });
+}
+
+/**
+ * Closes the run's inbox (see `ControlInbox.close`: a control already routed
+ * here is still answered, and the run, ended or leaving, rejects it).
+ */
+export function closeControlInbox(run: RunState): void {
+  const inbox = run.inbox;
+  run.inbox = undefined;
+  inbox?.close();
+}
+
+/** Cancels the run; a hard cancel drops its later LLM, tool and planner events at once. */
+function cancelRun(run: RunState, request: CancelRequest): void {
+  if (request.hard) run.events.seal();
+  run.signals.requestCancel(request);
 }
 
 /** The narration helpers of one control; `settled` once it was applied or rejected. */
@@ -90,7 +99,7 @@ interface Narrator {
   rejected(reason: string): void;
 }
 
-function narrator(run: RunLoop, envelope: Envelope): Narrator {
+function narrator(run: RunState, envelope: Envelope): Narrator {
   const type = envelope.method;
   let settled = false;
   return {
@@ -114,15 +123,15 @@ function narrator(run: RunLoop, envelope: Envelope): Narrator {
  * `control.rejected`: a failure while applying it is logged and narrated as
  * rejected `internal`.
  */
-export async function applyControl(run: RunLoop, envelope: Envelope, receipt: ControlReceipt): Promise<void> {
+export async function applyControl(run: RunState, envelope: Envelope, receipt: ControlReceipt): Promise<void> {
   if (envelope.cascade !== undefined) {
-    if (!run.terminated && run.cancel === undefined) {
-      run.requestCancel({ reason: envelope.cascade.reason, cascaded: true, hard: envelope.payload?.hard === true });
+    if (!run.signals.terminated && run.signals.cancel === undefined) {
+      cancelRun(run, { reason: envelope.cascade.reason, cascaded: true, hard: envelope.payload?.hard === true });
     }
     return;
   }
   // Another executor has the run (and hears its controls too) once this one's lease is stale.
-  if (!run.leaseHeld()) return;
+  if (!run.signals.leaseHeld()) return;
   let first: boolean;
   try {
     first = await run.deps.runStates.recordControl(run.taskId, run.owner, envelope.event_id ?? randomUUID());
@@ -144,9 +153,9 @@ export async function applyControl(run: RunLoop, envelope: Envelope, receipt: Co
   }
 }
 
-async function applyReceived(run: RunLoop, envelope: Envelope, receipt: ControlReceipt, say: Narrator): Promise<void> {
-  if (run.terminated) return say.rejected('run_ended');
-  if (run.exitRequest !== undefined) return say.rejected('executor_draining');
+async function applyReceived(run: RunState, envelope: Envelope, receipt: ControlReceipt, say: Narrator): Promise<void> {
+  if (run.signals.terminated) return say.rejected('run_ended');
+  if (run.signals.exitRequest !== undefined) return say.rejected('executor_draining');
   const schema = CONTROL_PAYLOADS[envelope.method as SteeringControl] as z.ZodType | undefined;
   if (schema === undefined) return say.rejected('unknown_control');
   const parsed = schema.safeParse(envelope.payload ?? {});
@@ -173,14 +182,15 @@ async function applyReceived(run: RunLoop, envelope: Envelope, receipt: ControlR
   }
 }
 
-function cancel(run: RunLoop, say: Narrator, hard: boolean, caller: string | undefined): void {
-  if (run.cancel !== undefined && (run.cancel.hard || !hard)) return say.rejected('already_cancelling');
+function cancel(run: RunState, say: Narrator, hard: boolean, caller: string | undefined): void {
+  const pending = run.signals.cancel;
+  if (pending !== undefined && (pending.hard || !hard)) return say.rejected('already_cancelling');
   say.applied(hard ? 'hard_cancel' : 'cancel_at_next_boundary');
   const by = caller === undefined ? '' : ` by ${caller}`;
-  run.requestCancel({ reason: `${hard ? 'hard cancel' : 'cancel'} requested${by}`, cascaded: false, hard });
+  cancelRun(run, { reason: `${hard ? 'hard cancel' : 'cancel'} requested${by}`, cascaded: false, hard });
 }
 
-async function pause(run: RunLoop, say: Narrator, reason: string | undefined): Promise<void> {
+async function pause(run: RunState, say: Narrator, reason: string | undefined): Promise<void> {
   if (run.pause !== undefined) return say.rejected('already_paused');
   const token = randomUUID();
   const record: PauseRecord = {
@@ -200,7 +210,7 @@ async function pause(run: RunLoop, say: Narrator, reason: string | undefined): P
 }
 
 async function resume(
-  run: RunLoop,
+  run: RunState,
   say: Narrator,
   reason: string | undefined,
   decision: 'resume' | 'approve',
@@ -213,7 +223,7 @@ async function resume(
   if (run.pause === pending) run.pause = undefined;
   say.applied('resumed');
   run.events.emit('pause.resumed', { Token: pending.token, Reason: reason ?? '', Decision: decision });
-  run.wake();
+  run.signals.wake();
 }
 
 /**
@@ -224,7 +234,7 @@ async function resume(
  * (`already_resolved`) or nothing was pending (`no_pending_approval`).
  */
 async function decide(
-  run: RunLoop,
+  run: RunState,
   say: Narrator,
   decision: 'approve' | 'reject',
   payload: Record<string, unknown>,
@@ -255,14 +265,14 @@ async function decide(
   pending.settle(decision);
 }
 
-async function redirect(run: RunLoop, say: Narrator, goal: string): Promise<void> {
+async function redirect(run: RunState, say: Narrator, goal: string): Promise<void> {
   if (!(await run.deps.tasks.setGoal(run.taskId, goal))) return say.rejected('run_ended');
   run.task.goal = goal;
   say.applied('goal_rewritten');
 }
 
 async function addInput(
-  run: RunLoop,
+  run: RunState,
   say: Narrator,
   kind: 'inject_context' | 'user_message',
   payload: Record<string, unknown>,
@@ -273,7 +283,7 @@ async function addInput(
   say.applied('visible_on_next_step');
 }
 
-async function prioritize(run: RunLoop, say: Narrator, priority: number): Promise<void> {
+async function prioritize(run: RunState, say: Narrator, priority: number): Promise<void> {
   const prior = await run.deps.tasks.setPriority(run.taskId, priority);
   if (prior === null) return say.rejected('run_ended');
   run.task.priority = priority;

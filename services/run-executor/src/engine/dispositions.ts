@@ -124,6 +124,7 @@ export async function planInputArtifacts(
         const read = await io.read(owner, d.artifact_id, context.inlineMaxBytes);
         return [d, Buffer.from(read.bytes).toString('utf8')];
       } catch {
+        // Whatever failed, the run goes on with a reference: the degradation is reported in its disposition event.
         const { disposition, layer, artifact_id, mime, size_bytes } = d;
         return [
           {

@@ -19,8 +19,8 @@ import { createLeaseManager } from './lease.ts';
 import { createMemoryPrompt } from './memory.ts';
 import { createRunConsumer } from './run-consumer.ts';
 import type { RunConsumer } from './run-consumer.ts';
-import { RunLoop } from './run-loop.ts';
-import type { RunDeps } from './run-loop.ts';
+import { createRun } from './run-loop.ts';
+import type { RunDeps } from './run-state.ts';
 import { createStaleRunSweeper } from './stale-runs.ts';
 import { createWorkQueue } from './work-queue.ts';
 
@@ -109,7 +109,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     leaseTtlMs: settings.leaseTtlMs,
     drainGraceMs: settings.drainGraceMs,
     drainUnsafeCallMs: settings.drainUnsafeCallMs,
-    createRun: (taskId, deliveryCount, holdsLease) => new RunLoop(taskId, deps, deliveryCount, holdsLease),
+    createRun: (taskId, deliveryCount, holdsLease) => createRun(taskId, deps, deliveryCount, holdsLease),
   });
   ref.consumer = consumer;
   consumer.start();

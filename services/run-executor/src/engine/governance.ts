@@ -1,5 +1,20 @@
-import { isServiceError } from '@ars/contracts';
-import type { VerifiedIdentity } from '@ars/contracts';
+import {
+  GOVERNANCE_ADMIT_LLM_CALL,
+  GOVERNANCE_FAILOVER,
+  GOVERNANCE_PROVIDER_KEY,
+  GOVERNANCE_RECORD_COST,
+  isServiceError,
+  refusalOf,
+} from '@ars/contracts';
+import type {
+  GovernanceRecordCostRequest,
+  InternalEndpointDef,
+  InternalReply,
+  InternalRequest,
+  RefusalReason as RefusalOf,
+  VerifiedIdentity,
+} from '@ars/contracts';
+import { callInternal } from '@ars/bus';
 import type { RpcClient } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
 
@@ -24,9 +39,8 @@ import type { Logger } from '@ars/telemetry';
 /** How long after governance last answered an endpoint a "no responders" on it counts as a moment's absence. */
 export const GOVERNANCE_ABSENCE_GRACE_MS = 60_000;
 
-/** Why governance refused a call; each is the ErrorCode the run fails with. */
-export const REFUSAL_REASONS = ['budget_exceeded', 'rate_limited', 'max_tokens_exceeded', 'model_not_allowed'] as const;
-export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+/** Why governance refused a call (the refusals `_governance.admit_llm_call` declares); each is the ErrorCode the run fails with. */
+export type RefusalReason = RefusalOf<typeof GOVERNANCE_ADMIT_LLM_CALL>;
 
 /** Governance refused an LLM call: the run fails `failed` with ErrorCode {@link reason}, never retried. */
 export class LlmCallRefused extends Error {
@@ -36,12 +50,6 @@ export class LlmCallRefused extends Error {
     this.name = 'LlmCallRefused';
     this.reason = reason;
   }
-}
-
-/** The reason prefix (`<reason>: …`) of a refusal message, if it is one. */
-export function refusalReasonOf(message: string): RefusalReason | undefined {
-  const prefix = /^([a-z_]+): /.exec(message)?.[1];
-  return (REFUSAL_REASONS as readonly string[]).includes(prefix ?? '') ? (prefix as RefusalReason) : undefined;
 }
 
 /** The run a call belongs to (`Identity` of governance's events). */
@@ -121,8 +129,6 @@ export interface GovernanceOptions {
   readonly now?: () => number;
 }
 
-const SERVICE = 'governance';
-
 function callerOf(run: RunQuad): VerifiedIdentity {
   return { tenant: run.tenant, user: run.user, session: run.session, scopes: [] };
 }
@@ -136,9 +142,14 @@ export function createGovernance(options: GovernanceOptions): Governance {
   const answeredAt = new Map<string, number>();
 
   /** The answer, or `undefined` when governance is not running; refusals and other failures are thrown. */
-  async function ask(run: RunQuad, endpoint: string, body: unknown): Promise<unknown> {
+  async function ask<E extends InternalEndpointDef>(
+    run: RunQuad,
+    target: E,
+    body: InternalRequest<E>,
+  ): Promise<InternalReply<E> | undefined> {
+    const endpoint = target.name;
     try {
-      const answer = await rpc.call(SERVICE, endpoint, callerOf(run), body, { timeoutMs });
+      const answer = await callInternal(rpc, target, callerOf(run), body, { timeoutMs });
       answeredAt.set(endpoint, now());
       if (absent) logger.info({ endpoint }, 'governance is back; LLM calls are governed again');
       absent = false;
@@ -156,7 +167,7 @@ export function createGovernance(options: GovernanceOptions): Governance {
         absent = true;
         return undefined;
       }
-      const reason = refusalReasonOf(error.message);
+      const reason = refusalOf(GOVERNANCE_ADMIT_LLM_CALL, error);
       if (reason !== undefined) {
         answeredAt.set(endpoint, now());
         throw new LlmCallRefused(reason, error.message);
@@ -166,7 +177,7 @@ export function createGovernance(options: GovernanceOptions): Governance {
   }
 
   /** The body members of `_governance.record_cost` (also `record_cost` of an admission) but the identity. */
-  function costBody(call: CostRecord): Record<string, unknown> {
+  function costBody(call: CostRecord): Omit<GovernanceRecordCostRequest, 'identity'> {
     return {
       model: call.model,
       ...(call.tier === undefined ? {} : { tier: call.tier }),
@@ -179,13 +190,13 @@ export function createGovernance(options: GovernanceOptions): Governance {
 
   return {
     async admit(run, call) {
-      const answer = (await ask(run, '_governance.admit_llm_call', {
+      const answer = await ask(run, GOVERNANCE_ADMIT_LLM_CALL, {
         identity: run,
         model: call.model,
         ...(call.tier === undefined ? {} : { tier: call.tier }),
         requested_max_tokens: call.requestedMaxTokens,
         ...(call.recordFirst === undefined ? {} : { record_cost: costBody(call.recordFirst) }),
-      })) as { tier: string; max_tokens: number; clipped: boolean; wait_ms: number } | undefined;
+      });
       if (answer === undefined)
         return { governed: false, maxTokens: call.requestedMaxTokens, clipped: false, waitMs: 0 };
       return {
@@ -198,28 +209,27 @@ export function createGovernance(options: GovernanceOptions): Governance {
     },
 
     async recordCost(run, call) {
-      await ask(run, '_governance.record_cost', { identity: run, ...costBody(call) });
+      await ask(run, GOVERNANCE_RECORD_COST, { identity: run, ...costBody(call) });
     },
 
     async failover(run, call) {
-      const answer = (await ask(run, '_governance.failover', {
+      const answer = await ask(run, GOVERNANCE_FAILOVER, {
         identity: run,
         ...(call.tier === undefined ? {} : { tier: call.tier }),
         from_provider: call.fromProvider,
         hop_index: call.hopIndex,
         accumulated_cost: call.accumulatedCost,
         reason: call.reason.slice(0, 1024),
-      })) as { provider: FailoverTarget | null } | undefined;
+      });
       return answer?.provider ?? null;
     },
 
     async providerKey(run, provider) {
       try {
-        const answer = (await ask(run, '_governance.provider_key', { tenant: run.tenant, provider })) as
-          { key: string } | undefined;
+        const answer = await ask(run, GOVERNANCE_PROVIDER_KEY, { tenant: run.tenant, provider });
         return answer?.key;
       } catch (error) {
-        if (isServiceError(error) && error.code === 'not_found') return undefined;
+        if (refusalOf(GOVERNANCE_PROVIDER_KEY, error) === 'no_key') return undefined;
         throw error;
       }
     },

@@ -129,6 +129,7 @@ export function createLeaseManager(repository: LeaseRepository, options: LeaseOp
     async release(lease): Promise<void> {
       if (held.get(lease.taskId) === lease) held.delete(lease.taskId);
       setAt.delete(lease);
+      // Unreleased, the lease expires after its TTL: the run's next claim waits that long at most.
       await repository.release(lease.taskId, owner).catch(() => undefined);
     },
   };

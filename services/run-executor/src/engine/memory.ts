@@ -1,4 +1,5 @@
-import { isServiceError } from '@ars/contracts';
+import { isServiceError, MEMORY_PROMPT_BLOCKS } from '@ars/contracts';
+import { callInternal } from '@ars/bus';
 import type { RpcClient } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
 import type { RunQuad } from './governance.ts';
@@ -37,16 +38,15 @@ export function createMemoryPrompt(options: MemoryPromptOptions): MemoryPrompt {
   return {
     async blocks(run) {
       try {
-        const answer = (await rpc.call(
-          'memory',
-          '_memory.prompt_blocks',
+        const answer = await callInternal(
+          rpc,
+          MEMORY_PROMPT_BLOCKS,
           { tenant: run.tenant, user: run.user, session: run.session, scopes: [] },
           { tenant: run.tenant, user: run.user, session: run.session, run: run.run },
           { timeoutMs },
-        )) as { blocks?: { text?: unknown }[] };
+        );
         absent = false;
-        const texts = (answer.blocks ?? []).map((b) => b.text).filter((t): t is string => typeof t === 'string');
-        return memorySection(texts);
+        return memorySection(answer.blocks.map((b) => b.text));
       } catch (error) {
         const down = isServiceError(error) && (error.code === 'unavailable' || error.code === 'unimplemented');
         if (!down) {

@@ -5,7 +5,8 @@ import type { Logger } from '@ars/telemetry';
 import type { Lease, LeaseManager } from './lease.ts';
 import { BucketHints, RACE_RETRY_MS } from './bucket-hints.ts';
 import { bucketOf, PRIORITY_BUCKETS } from './priority.ts';
-import type { RunExit, RunLoop } from './run-loop.ts';
+import type { Run } from './run-loop.ts';
+import type { RunExit } from './run-signals.ts';
 import { bucketOfSubject, enqueueRun } from './work-queue.ts';
 import type { WorkItem, WorkQueue } from './work-queue.ts';
 import { setTimeout as wait } from 'node:timers/promises';
@@ -33,11 +34,11 @@ export interface RunConsumerOptions {
   readonly ackWaitMs: number;
   readonly leaseTtlMs: number;
   readonly drainGraceMs: number;
-  /** How much longer an unsafe tool call in flight at the end of the grace period may take (see `RunLoop.requestHandback`). */
+  /** How much longer an unsafe tool call in flight at the end of the grace period may take (see `RunSignals.requestHandback`). */
   readonly drainUnsafeCallMs: number;
   /** Creates the run of a claimed task. */
   /** `holdsLease` answers, before each of the run's writes and events, whether it may still act (see `LeaseManager.holds`). */
-  readonly createRun: (taskId: string, deliveryCount: number, holdsLease: () => boolean) => RunLoop;
+  readonly createRun: (taskId: string, deliveryCount: number, holdsLease: () => boolean) => Run;
   /** @default 1000 */
   readonly idlePollMs?: number;
 }
@@ -58,7 +59,7 @@ export interface RunConsumer {
 
 interface InFlight {
   readonly item: WorkItem;
-  run?: RunLoop;
+  run?: Run;
   done: Promise<void>;
 }
 
@@ -111,7 +112,7 @@ export function createRunConsumer(options: RunConsumerOptions): RunConsumer {
     });
   };
 
-  async function settle(item: WorkItem, run: RunLoop, lease: Lease, exit: RunExit): Promise<void> {
+  async function settle(item: WorkItem, run: Run, lease: Lease, exit: RunExit): Promise<void> {
     if (exit.kind === 'lost') {
       item.nak(HELD_RETRY_MIN_MS);
       return;
@@ -124,7 +125,8 @@ export function createRunConsumer(options: RunConsumerOptions): RunConsumer {
       try {
         await enqueueRun(bus, run.task, { msgId: `run-${run.taskId}-${Date.now()}` });
         item.ack();
-      } catch {
+      } catch (error) {
+        logger.warn({ err: error, taskId: run.taskId }, 'run not moved to its new priority; handed back where it was');
         item.nak();
       }
     } else item.nak();
@@ -192,7 +194,11 @@ export function createRunConsumer(options: RunConsumerOptions): RunConsumer {
         if (marks === undefined) continue;
         const asked = remaining;
         claiming += asked;
-        const items = await queue.pull(bucket, asked).catch(() => [] as WorkItem[]);
+        const items = await queue.pull(bucket, asked).catch((error: unknown) => {
+          // Tried again at the next round (the connection or JetStream is back by then, or the bus logs why not).
+          logger.debug({ err: error, bucket }, 'RUNS pull failed');
+          return [] as WorkItem[];
+        });
         claiming -= asked;
         if (items.length < asked && hints.clear(bucket, marks)) settling = true;
         for (const item of items) {
@@ -232,7 +238,7 @@ export function createRunConsumer(options: RunConsumerOptions): RunConsumer {
       const run = inFlight.get(taskId)?.run;
       if (run === undefined) return;
       logger.warn({ taskId }, 'run lease lost to another executor; stopping it here');
-      run.markLost();
+      run.signals.markLost();
     },
 
     async stop(): Promise<void> {
@@ -243,12 +249,12 @@ export function createRunConsumer(options: RunConsumerOptions): RunConsumer {
       await loop;
       const all = (): Promise<unknown> => Promise.all([...inFlight.values()].map((e) => e.done));
       // Parked runs cannot finish by themselves: they are handed back at once (now or when they park).
-      for (const entry of inFlight.values()) entry.run?.requestDrain();
+      for (const entry of inFlight.values()) entry.run?.signals.requestDrain();
       logger.info({ inFlight: inFlight.size, graceMs: options.drainGraceMs }, 'draining runs');
       await Promise.race([all(), delay(options.drainGraceMs)]);
-      for (const entry of inFlight.values()) entry.run?.requestHandback(options.drainUnsafeCallMs);
+      for (const entry of inFlight.values()) entry.run?.signals.requestHandback(options.drainUnsafeCallMs);
       // A run finishing an unsafe call stops once its outcome is checkpointed, or once its allowance ends.
-      const finishing = [...inFlight.values()].filter((e) => e.run?.unsafeCallInFlight === true).length;
+      const finishing = [...inFlight.values()].filter((e) => e.run?.signals.unsafeCallInFlight === true).length;
       if (finishing > 0) logger.info({ finishing, allowanceMs: options.drainUnsafeCallMs }, 'finishing unsafe calls');
       await Promise.race([all(), delay(HANDBACK_WAIT_MS + (finishing > 0 ? options.drainUnsafeCallMs : 0))]);
       clearInterval(heartbeat);

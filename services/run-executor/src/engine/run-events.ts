@@ -4,7 +4,7 @@ import { isStreamUnreachable } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
 import { activeTraceHeaders, eventSubjectPrefix } from './event-pipeline.ts';
 import type { EventPipeline, PipelineEvent } from './event-pipeline.ts';
-import type { StoredEventIds } from './stored-events.ts';
+import type { RunIdentity, StoredEventIds } from './stored-events.ts';
 
 /**
  * A run's event emitter. Publishes are issued without waiting for each
@@ -41,14 +41,6 @@ export const RESTORE_DEADLINE_MS = 120_000;
 const RESTORE_BACKOFF_MS = [100, 250, 500, 1_000];
 /** A failed try is logged once in this many (the first, then about every 10 s). */
 const RESTORE_LOG_EVERY = 10;
-
-/** The identity of every event of a run. */
-export interface RunIdentity {
-  readonly tenant: string;
-  readonly user: string;
-  readonly session: string;
-  readonly run: string;
-}
 
 const SEALED_PREFIXES = ['llm.', 'tool.', 'planner.'];
 

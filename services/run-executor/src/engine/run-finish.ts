@@ -1,14 +1,15 @@
 import { TERMINAL_TASK_STATUSES } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
-import { controlSubject } from '@ars/bus';
+import { ControlDeliveryError, requestControl } from '@ars/bus';
 import type { Bus } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
 import type { TaskRecord } from '../domain/task.ts';
 import type { RunStateRepository, TerminalOutcome } from '../store/run-state.repository.ts';
 import type { TaskRepository } from '../store/task.repository.ts';
+import { closeControlInbox } from './controls.ts';
 import { occurredAt } from './run-events.ts';
 import type { RunEvents } from './run-events.ts';
-import type { RunLoop } from './run-loop.ts';
+import type { RunState } from './run-state.ts';
 import type { StoredEventIds } from './stored-events.ts';
 
 /**
@@ -109,14 +110,17 @@ export interface CascadeEnvelope {
   readonly cascade: { readonly parent_task_id: string; readonly reason: string };
 }
 
-const encoder = new TextEncoder();
+/** How long a cascading parent waits for a child's inbox to answer. */
+const CASCADE_REPLY_MS = 2_000;
 
+/** Whether a child's live inbox took the cancellation; false when it has none (or it did not answer). */
 async function requestInbox(bus: Bus, taskId: string, envelope: CascadeEnvelope): Promise<boolean> {
   try {
-    await bus.nc.request(controlSubject(taskId), encoder.encode(JSON.stringify(envelope)), { timeout: 2_000 });
+    await requestControl(bus, taskId, envelope, { timeoutMs: CASCADE_REPLY_MS });
     return true;
-  } catch {
-    return false;
+  } catch (error) {
+    if (error instanceof ControlDeliveryError) return false;
+    throw error;
   }
 }
 
@@ -172,19 +176,19 @@ export function ownerIdentity(task: TaskRecord): VerifiedIdentity {
  * From the first line on, the run's LLM, tool and planner events are dropped
  * and its inbox is closed.
  */
-export async function finishRun(run: RunLoop, outcome: TerminalOutcome, answer?: string): Promise<void> {
-  if (run.terminated) return;
-  run.assertLease();
-  run.terminated = true;
+export async function finishRun(run: RunState, outcome: TerminalOutcome, answer?: string): Promise<void> {
+  if (run.signals.terminated) return;
+  run.signals.assertLease();
+  run.signals.markTerminated();
   // Its last call's cost goes out now, before the end can be seen (a completion also waits for it: run-step).
   run.costs.sendHeld();
   run.events.seal();
-  run.closeInbox();
+  closeControlInbox(run);
   clearTimeout(run.approvalTimer);
   const { tasks, runStates } = run.deps;
   await runStates.finish(run.taskId, run.owner, outcome, undefined, answer);
   const error = outcome.error_code === undefined ? undefined : { code: outcome.error_code };
-  run.assertLease();
+  run.signals.assertLease();
   const won = await tasks.markTerminal(run.taskId, outcome.status, error);
   if (won) {
     // Before the terminal event: a pause.list snapshot whose sequence is at or past it lists no pause of the run.
@@ -203,13 +207,13 @@ export async function finishRun(run: RunLoop, outcome: TerminalOutcome, answer?:
   await runStates.remove(run.taskId);
 }
 
-async function afterTerminal(run: RunLoop, outcome: TerminalOutcome, answer: string | undefined): Promise<void> {
+async function afterTerminal(run: RunState, outcome: TerminalOutcome, answer: string | undefined): Promise<void> {
   const { runStates } = run.deps;
   const jobs: Promise<unknown>[] = [];
   if (outcome.status === 'complete' && answer !== undefined) {
     jobs.push(recordTurn(runStates, run.task, answer));
   }
-  if (outcome.status === 'cancelled') jobs.push(cascadeCancel(run.deps, run.task, run.cancel?.hard ?? false));
+  if (outcome.status === 'cancelled') jobs.push(cascadeCancel(run.deps, run.task, run.signals.cancel?.hard ?? false));
   for (const result of await Promise.allSettled(jobs)) {
     if (result.status === 'rejected') run.log.warn({ err: result.reason }, 'post-run bookkeeping failed');
   }

@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { RunOverrides, RunOverridesView } from '@ars/contracts';
+import { applyPatch, contentHash, splitPatch } from '@ars/service-kit';
+import type { MemberPatch } from '@ars/service-kit';
 import type { EffectiveConfigRecord } from './agent-config.ts';
 
 /**
@@ -37,53 +38,16 @@ const SESSION_PROMPT_LAYER = 'session:user_prompt';
 const LLM_PARAM_MEMBERS = ['model', 'temperature', 'max_tokens', 'reasoning_effort'] as const;
 
 /** A write split into members to set and to clear (`null`); absent members are in neither. */
-export interface RunOverridesPatch {
-  readonly set: RunOverridesView;
-  readonly clear: readonly RunOverrideMember[];
-  /** Members the write named (set or cleared): the event's Set* flags. */
-  readonly touched: ReadonlySet<RunOverrideMember>;
-}
+export type RunOverridesPatch = MemberPatch<RunOverrides, RunOverrideMember>;
 
 /** Splits a write: a value sets a member, `null` clears it, absent leaves it. */
 export function splitRunOverrides(write: RunOverrides): RunOverridesPatch {
-  const set: Record<string, unknown> = {};
-  const clear: RunOverrideMember[] = [];
-  const touched = new Set<RunOverrideMember>();
-  for (const member of RUN_OVERRIDE_MEMBERS) {
-    const value = write[member];
-    if (value === undefined) continue;
-    touched.add(member);
-    if (value === null) clear.push(member);
-    else set[member] = value;
-  }
-  return { set: set as RunOverridesView, clear, touched };
+  return splitPatch(write, RUN_OVERRIDE_MEMBERS);
 }
 
 /** The stored overrides after `patch`. */
 export function patchRunOverrides(current: RunOverridesView, patch: RunOverridesPatch): RunOverridesView {
-  const next: Record<string, unknown> = { ...current, ...patch.set };
-  for (const member of patch.clear) delete next[member];
-  return next as RunOverridesView;
-}
-
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map((item) => (item === undefined ? null : canonical(item)));
-  if (typeof value === 'object' && value !== null) {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      const member = (value as Record<string, unknown>)[key];
-      if (member !== undefined) out[key] = canonical(member);
-    }
-    return out;
-  }
-  return value;
-}
-
-/** `sha256:<hex>` of the canonical JSON (sorted keys) of `value`: agent-registry's content hash. */
-export function contentHash(value: unknown): string {
-  return `sha256:${createHash('sha256')
-    .update(JSON.stringify(canonical(value)), 'utf8')
-    .digest('hex')}`;
+  return applyPatch(current, patch);
 }
 
 interface Named {

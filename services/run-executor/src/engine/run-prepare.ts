@@ -1,14 +1,35 @@
+import type { ChatMessage } from '../providers/provider.ts';
 import { providerFor, providerName } from '../providers/select.ts';
 import { recordedConfigOf } from '../store/task-config.repository.ts';
+import type { ToolSpec } from '../tools/registry.ts';
+import type { ToolDefinition } from '../tools/tool.ts';
 import { toAgentRunConfig } from './agent-config.ts';
 import type { AgentRunConfig, EffectiveConfigRecord } from './agent-config.ts';
 import { dispositionEventId, dispositionPayload, planInputArtifacts } from './dispositions.ts';
-import type { GovernedCallContext } from './llm-call.ts';
+import type { GovernedCallContext, RunLlm } from './llm-call.ts';
 import { historyMessages } from './planner.ts';
 import { occurredAt } from './run-events.ts';
 import { ownerIdentity } from './run-finish.ts';
-import type { RunLoop } from './run-loop.ts';
 import { applyRunOverrides } from './run-overrides.ts';
+import type { RunState } from './run-state.ts';
+
+/** What a claimed run's steps share once {@link prepareRun} fetched it. */
+export interface PreparedRun {
+  readonly effective: EffectiveConfigRecord;
+  readonly agent: AgentRunConfig;
+  /** What each governed LLM call needs; its provider is replaced by a failover for the rest of the run. */
+  readonly call: GovernedCallContext;
+  /** The agent's tools, by name. */
+  readonly exposed: ReadonlyMap<string, ToolDefinition>;
+  readonly specs: readonly ToolSpec[];
+  /** The session's earlier turns. */
+  readonly history: readonly ChatMessage[];
+  /** The prompt's caller-memory section (`''` when none); refreshed after the run's own memory write. */
+  memoryText: string;
+  memoryStale: boolean;
+  /** The prompt's input-artifacts section (`''` when none). */
+  readonly artifactsText: string;
+}
 
 /**
  * What a claimed run's steps share, fetched in parallel where independent:
@@ -25,7 +46,7 @@ import { applyRunOverrides } from './run-overrides.ts';
  * (fixed event ids: a redelivery before the first checkpoint publishes them
  * again and the stream drops the copies).
  */
-export async function prepareRun(run: RunLoop): Promise<void> {
+export async function prepareRun(run: RunState): Promise<PreparedRun> {
   const { runStates, memory, settings } = run.deps;
   const quad = run.events.quad;
   const [{ effective, fresh }, turns, memoryText] = await Promise.all([
@@ -34,18 +55,14 @@ export async function prepareRun(run: RunLoop): Promise<void> {
     memory.blocks(quad),
   ]);
   const agent = toAgentRunConfig(effective);
-  run.effective = effective;
-  run.agent = agent;
-  run.history = historyMessages(turns, run.taskId);
-  run.memoryText = memoryText;
-  expose(run, agent);
+  const exposed = exposedTools(run, agent);
   const [apiKey, artifacts] = await Promise.all([
     providerKey(run, agent),
     planInputArtifacts(
       run.task.input_artifacts ?? [],
       {
         agentDefault: agent.defaultDisposition,
-        exposedTools: new Set(run.exposed.keys()),
+        exposedTools: new Set(exposed.keys()),
         inlineMaxBytes: settings.inlineArtifactMaxBytes,
       },
       run.deps.artifacts,
@@ -53,8 +70,7 @@ export async function prepareRun(run: RunLoop): Promise<void> {
     ),
     fresh ? run.deps.taskConfigs.record(run.taskId, run.owner, effective) : undefined,
   ]);
-  run.artifactsText = artifacts.prompt;
-  if (run.state.step === 0) {
+  if (run.checkpoint.step === 0) {
     const at = occurredAt();
     for (const d of artifacts.resolved) {
       const eventId = dispositionEventId(run.taskId, d.artifact_id);
@@ -62,22 +78,32 @@ export async function prepareRun(run: RunLoop): Promise<void> {
     }
   }
   const providerSettings = apiKey === undefined ? agent.provider : { ...agent.provider, apiKey };
-  run.llm = {
+  const llm: RunLlm = {
     provider: providerFor(providerSettings, { apiKey: settings.llmApiKey, timeoutMs: settings.llmTimeoutMs }),
     settings: providerSettings,
     params: agent.params,
   };
-  run.call = callContext(run);
+  return {
+    effective,
+    agent,
+    call: callContext(run, agent, llm),
+    exposed,
+    specs: run.deps.tools.specs([...exposed.values()]),
+    history: historyMessages(turns, run.taskId),
+    memoryText,
+    memoryStale: false,
+    artifactsText: artifacts.prompt,
+  };
 }
 
 /** Asks for the caller's memory again (after the run wrote some). */
-export async function refreshMemory(run: RunLoop): Promise<void> {
-  run.memoryStale = false;
-  run.memoryText = await run.deps.memory.blocks(run.events.quad);
+export async function refreshMemory(run: RunState, prepared: PreparedRun): Promise<void> {
+  prepared.memoryStale = false;
+  prepared.memoryText = await run.deps.memory.blocks(run.events.quad);
 }
 
 /** The configuration recorded at the run's first claim, else a fresh resolution (`fresh`: to be recorded). */
-async function effectiveConfig(run: RunLoop): Promise<{ effective: EffectiveConfigRecord; fresh: boolean }> {
+async function effectiveConfig(run: RunState): Promise<{ effective: EffectiveConfigRecord; fresh: boolean }> {
   const recorded = recordedConfigOf(run.task);
   if (recorded !== undefined) {
     const loaded = await run.deps.taskConfigs.load(run.owner, recorded);
@@ -88,7 +114,7 @@ async function effectiveConfig(run: RunLoop): Promise<{ effective: EffectiveConf
 }
 
 /** The effective configuration from agent-registry, with the session's run overrides applied. */
-async function resolveConfig(run: RunLoop): Promise<EffectiveConfigRecord> {
+async function resolveConfig(run: RunState): Promise<EffectiveConfigRecord> {
   const { agents, runOverrides, settings } = run.deps;
   const [resolved, overrides] = await Promise.all([
     agents.resolve(ownerIdentity(run.task), run.task.agent_id ?? settings.defaultAgentId),
@@ -98,30 +124,29 @@ async function resolveConfig(run: RunLoop): Promise<EffectiveConfigRecord> {
 }
 
 /** The tools of the agent's exposure, minus disabled sources (`builtin` hides every built-in tool). */
-function expose(run: RunLoop, agent: AgentRunConfig): void {
+function exposedTools(run: RunState, agent: AgentRunConfig): Map<string, ToolDefinition> {
   const disabled = new Set(agent.sourceDisables);
   const exposed = run.deps.tools.exposed(agent.toolExposure).filter((t) => !disabled.has(t.transport));
-  run.exposed = new Map(exposed.map((t) => [t.name, t]));
-  run.specs = run.deps.tools.specs(exposed);
+  return new Map(exposed.map((t) => [t.name, t]));
 }
 
 /** An openai provider's key: the tenant's, installed in governance under the provider's name. */
-async function providerKey(run: RunLoop, agent: AgentRunConfig): Promise<string | undefined> {
+async function providerKey(run: RunState, agent: AgentRunConfig): Promise<string | undefined> {
   if (agent.provider.kind !== 'openai' || agent.provider.apiKey !== undefined) return undefined;
   return run.deps.governance.providerKey(run.events.quad, providerName(agent.provider));
 }
 
-function callContext(run: RunLoop): GovernedCallContext {
+function callContext(run: RunState, agent: AgentRunConfig, llm: RunLlm): GovernedCallContext {
   return {
     taskId: run.taskId,
     claim: run.claim,
     quad: run.events.quad,
-    llm: run.llm,
+    llm,
     governance: run.deps.governance,
     settings: run.deps.settings,
-    script: run.agent.provider.script,
-    interrupted: () => run.interrupted,
-    pauseStep: (ms) => run.pauseStep(ms),
+    script: agent.provider.script,
+    interrupted: () => run.signals.interrupted,
+    pauseStep: (ms) => run.signals.sleep(ms),
     settleCost: () => run.costs.pending,
     deferCost: (record) => run.costs.defer(record),
     holdCost: (record) => run.costs.hold(record),

@@ -6,6 +6,7 @@ import { awaitApproval } from './approval.ts';
 import { createChunkStream } from './chunk-stream.ts';
 import { governedCompletion } from './llm-call.ts';
 import { refreshMemory } from './run-prepare.ts';
+import type { PreparedRun } from './run-prepare.ts';
 import {
   checkToolCall,
   DECISION_KINDS,
@@ -17,7 +18,8 @@ import {
   toolResultMessage,
 } from './planner.ts';
 import { occurredAt } from './run-events.ts';
-import type { RunLoop } from './run-loop.ts';
+import { finishRun } from './run-finish.ts';
+import type { RunState } from './run-state.ts';
 
 /**
  * One planner step of a run: consume new inputs, call the provider through
@@ -32,14 +34,14 @@ import type { RunLoop } from './run-loop.ts';
 
 const MAX_TRACE_CHARS = 4_096;
 
-export async function runStep(run: RunLoop): Promise<void> {
-  const fresh = run.context.slice(run.state.inputs_consumed);
+export async function runStep(run: RunState, prepared: PreparedRun): Promise<void> {
+  const fresh = run.context.slice(run.checkpoint.inputs_consumed);
   if (fresh.length > 0) {
-    run.state.messages.push(...inputMessages(fresh));
-    run.state.inputs_consumed = run.context.length;
+    run.checkpoint.messages.push(...inputMessages(fresh));
+    run.checkpoint.inputs_consumed = run.context.length;
   }
-  const stepNo = run.state.step + 1;
-  const result = await complete(run, stepNo);
+  const stepNo = run.checkpoint.step + 1;
+  const result = await complete(run, prepared, stepNo);
   if (result === undefined) return;
   const { decision } = result;
   // No later call will carry the cost of the last one: it goes out alongside the step's recording.
@@ -52,22 +54,22 @@ export async function runStep(run: RunLoop): Promise<void> {
     model: result.model,
     ...(decision.kind === 'tool_call' ? { tool: decision.tool } : {}),
   });
-  run.state.cost_usd += result.costUsd;
+  run.checkpoint.cost_usd += result.costUsd;
   emitDecision(run, result);
   if (decision.kind === 'finish') {
-    run.state.messages.push({ role: 'assistant', content: decision.answer });
-    run.state.step = stepNo;
+    run.checkpoint.messages.push({ role: 'assistant', content: decision.answer });
+    run.checkpoint.step = stepNo;
     // The cost is with governance before anyone can see the run end and start the next one.
     await run.costs.flush();
-    await run.terminate({ status: 'complete', notify_on_complete: false }, decision.answer);
+    await finishRun(run, { status: 'complete', notify_on_complete: false }, decision.answer);
     return;
   }
-  await toolStep(run, decision, result.reasoning, stepNo);
+  await toolStep(run, prepared, decision, result.reasoning, stepNo);
 }
 
 /** One streamed, governed provider call; `undefined` when a cancellation or drain interrupted it. */
-async function complete(run: RunLoop, stepNo: number): Promise<CompletionResult | undefined> {
-  if (run.memoryStale) await refreshMemory(run);
+async function complete(run: RunState, prepared: PreparedRun, stepNo: number): Promise<CompletionResult | undefined> {
+  if (prepared.memoryStale) await refreshMemory(run, prepared);
   const quad = run.events.quad;
   const chunks = createChunkStream((delta, kind, done) => {
     run.events.emit('llm.completion.chunk', {
@@ -80,33 +82,34 @@ async function complete(run: RunLoop, stepNo: number): Promise<CompletionResult 
       OccurredAt: occurredAt(),
     });
   });
+  const { signal } = run.signals;
   let result: CompletionResult | undefined;
   try {
     result = await governedCompletion(
-      run.call,
+      prepared.call,
       {
         taskId: run.taskId,
-        step: run.state.step,
+        step: run.checkpoint.step,
         query: run.task.query,
         goal: run.task.goal,
-        system: systemPrompt(run.agent.system, run.task.goal, [run.memoryText, run.artifactsText]),
-        messages: promptMessages(run.history, run.task.query, run.state.messages),
-        tools: run.specs,
-        signal: run.abort.signal,
+        system: systemPrompt(prepared.agent.system, run.task.goal, [prepared.memoryText, prepared.artifactsText]),
+        messages: promptMessages(prepared.history, run.task.query, run.checkpoint.messages),
+        tools: prepared.specs,
+        signal,
         onChunk: (delta, kind) => chunks.push(delta, kind),
       },
       stepNo,
     );
   } catch (error) {
-    chunks.abandon(run.abort.signal.aborted);
+    chunks.abandon(signal.aborted);
     throw error;
   }
-  if (result === undefined) chunks.abandon(run.abort.signal.aborted);
+  if (result === undefined) chunks.abandon(signal.aborted);
   else chunks.end();
   return result;
 }
 
-function emitDecision(run: RunLoop, result: CompletionResult): void {
+function emitDecision(run: RunState, result: CompletionResult): void {
   const quad = run.events.quad;
   const at = occurredAt();
   run.events.emit('llm.cost.recorded', {
@@ -133,18 +136,19 @@ function emitDecision(run: RunLoop, result: CompletionResult): void {
 }
 
 async function toolStep(
-  run: RunLoop,
+  run: RunState,
+  prepared: PreparedRun,
   decision: Extract<Decision, { kind: 'tool_call' }>,
   reasoning: string,
   stepNo: number,
 ): Promise<void> {
-  const check = checkToolCall(decision, run.exposed);
-  run.state.messages.push(toolCallMessage(decision, reasoning));
+  const check = checkToolCall(decision, prepared.exposed);
+  run.checkpoint.messages.push(toolCallMessage(decision, reasoning));
   if (!check.ok) {
     run.events.emit('tool.invalid_args', {
       Identity: run.events.quad,
       ToolName: decision.tool,
-      Transport: run.exposed.get(decision.tool)?.transport ?? 'builtin',
+      Transport: prepared.exposed.get(decision.tool)?.transport ?? 'builtin',
       ValidationError: check.error,
     });
     recordResult(run, decision.callId, decision.tool, stepNo, { ok: false, error: check.error, attempts: 0 });
@@ -157,29 +161,35 @@ async function toolStep(
     if (verdict === 'stop') return;
     if (verdict !== 'approve') {
       const code = verdict === 'reject' ? RUN_ERROR_CODES.constraintsConflict : RUN_ERROR_CODES.approvalTimeout;
-      await run.terminate({ status: 'failed', error_code: code });
+      await finishRun(run, { status: 'failed', error_code: code });
       return;
     }
   }
   if (tool.sideEffect !== 'unsafe') {
-    await invoke(run, tool, args, decision.callId, stepNo, run.abort.signal);
+    await invoke(run, prepared, tool, args, { callId: decision.callId, stepNo, signal: run.signals.signal });
     return;
   }
-  // A drain's hand-back lets an unsafe call finish and checkpoint its outcome (see RunLoop.requestHandback).
-  await run.unsafeCall(async (signal) => {
-    run.state.pending_call = { call_id: decision.callId, tool: tool.name, step: stepNo, started_at: occurredAt() };
+  // A drain's hand-back lets an unsafe call finish and checkpoint its outcome (see RunSignals.requestHandback).
+  await run.signals.unsafeCall(async (signal) => {
+    run.checkpoint.pending_call = { call_id: decision.callId, tool: tool.name, step: stepNo, started_at: occurredAt() };
     await checkpoint(run);
-    await invoke(run, tool, args, decision.callId, stepNo, signal);
+    await invoke(run, prepared, tool, args, { callId: decision.callId, stepNo, signal });
   });
 }
 
+/** One tool call of step `stepNo`, under `signal`. */
+interface CallSite {
+  readonly callId: string;
+  readonly stepNo: number;
+  readonly signal: AbortSignal;
+}
+
 async function invoke(
-  run: RunLoop,
+  run: RunState,
+  prepared: PreparedRun,
   tool: ToolDefinition,
   args: Record<string, unknown>,
-  callId: string,
-  stepNo: number,
-  signal: AbortSignal,
+  { callId, stepNo, signal }: CallSite,
 ): Promise<void> {
   const base = { Identity: run.events.quad, ToolName: tool.name, Transport: tool.transport };
   run.events.emit('tool.invoked', { ...base, StartedAt: occurredAt() });
@@ -198,13 +208,13 @@ async function invoke(
         }),
     );
   } catch (error) {
-    if (run.interrupted) return;
+    if (run.signals.interrupted) return;
     throw error;
   }
   if (outcome.ok) {
     run.events.emit('tool.completed', { ...base, Attempts: outcome.attempts, DurationMS: outcome.durationMs });
     // The next prompt carries the caller memory as it is now.
-    if (tool.name === SERVICE_TOOL_NAMES.memoryWrite) run.memoryStale = true;
+    if (tool.name === SERVICE_TOOL_NAMES.memoryWrite) prepared.memoryStale = true;
     recordResult(run, callId, tool.name, stepNo, { ok: true, output: outcome.output, attempts: outcome.attempts });
   } else {
     if (outcome.exhausted) {
@@ -221,15 +231,15 @@ async function invoke(
 }
 
 function recordResult(
-  run: RunLoop,
+  run: RunState,
   callId: string,
   tool: string,
   stepNo: number,
   result: { ok: true; output: string; attempts: number } | { ok: false; error: string; attempts: number },
 ): void {
   const message = toolResultMessage(callId, result);
-  run.state.messages.push(message);
-  run.state.completed_calls.push({
+  run.checkpoint.messages.push(message);
+  run.checkpoint.completed_calls.push({
     call_id: callId,
     tool,
     step: stepNo,
@@ -237,15 +247,15 @@ function recordResult(
     output: message.content,
     attempts: result.attempts,
   });
-  run.state.pending_call = null;
-  run.state.step = stepNo;
+  run.checkpoint.pending_call = null;
+  run.checkpoint.step = stepNo;
 }
 
 /** The one store write of a step, alongside waiting for the step's events. */
-async function checkpoint(run: RunLoop): Promise<void> {
-  run.assertLease();
+async function checkpoint(run: RunState): Promise<void> {
+  run.signals.assertLease();
   const [, flushed] = await Promise.allSettled([
-    run.deps.runStates.checkpoint(run.taskId, run.owner, run.state),
+    run.deps.runStates.checkpoint(run.taskId, run.owner, run.checkpoint),
     run.events.flush(),
   ]).then((results) => {
     if (results[0].status === 'rejected') throw results[0].reason;

@@ -1,6 +1,13 @@
 import { decodeStoredEvent, encodeToken, eventFilterSubject, readEvents } from '@ars/bus';
 import type { Bus } from '@ars/bus';
-import type { RunIdentity } from './run-events.ts';
+
+/** The identity of every event of a run. */
+export interface RunIdentity {
+  readonly tenant: string;
+  readonly user: string;
+  readonly session: string;
+  readonly run: string;
+}
 
 /**
  * Which of a run's events the EVENTS stream holds from a sequence on: what

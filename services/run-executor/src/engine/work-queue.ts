@@ -102,6 +102,7 @@ function taskIdOf(data: Uint8Array): string | undefined {
     const parsed = RunMessage.safeParse(JSON.parse(decoder.decode(data)));
     return parsed.success ? parsed.data.task_id : undefined;
   } catch {
+    // Not JSON: a malformed message, terminated by the consumer like one of the wrong shape.
     return undefined;
   }
 }
@@ -183,6 +184,7 @@ export function createWorkQueue(bus: Bus, options: WorkQueueOptions): WorkQueue 
           if (error === null) onMessage(msg);
         },
       });
+      // The status iterator ends with the connection; nothing is left to end then.
       void endPullsOnDisconnect().catch(() => undefined);
     }
     return sub;
@@ -233,6 +235,7 @@ export function createWorkQueue(bus: Bus, options: WorkQueueOptions): WorkQueue 
           max_deliver: -1,
           max_ack_pending: -1,
         };
+        // Unreadable (missing, or JetStream failing): adding it tells which, and a failure there is thrown.
         const info = await bus.jsm.consumers.info(RUNS_STREAM, config.durable_name).catch(() => undefined);
         if (info === undefined) {
           await bus.jsm.consumers.add(RUNS_STREAM, config).catch(async (error: unknown) => {
@@ -249,6 +252,7 @@ export function createWorkQueue(bus: Bus, options: WorkQueueOptions): WorkQueue 
     pull(bucket, max): Promise<WorkItem[]> {
       if (max <= 0) return Promise.resolve([]);
       const next = chain.then(() => pullOnce(bucket, max));
+      // The chain only orders the pulls: the caller gets a pull's failure through `next`.
       chain = next.catch(() => undefined);
       return next;
     },

@@ -1,78 +1,45 @@
 import { randomUUID } from 'node:crypto';
 import { getMethod, isErrorCode, PROTOCOL_VERSION, ServiceError, STEERING_CONTROLS } from '@ars/contracts';
 import type { ControlResponse, SteeringTier, VerifiedIdentity } from '@ars/contracts';
-import { controlSubject, headers } from '@ars/bus';
-import type { RpcHandler } from '@ars/bus';
-import { injectTraceContext } from '@ars/telemetry';
+import { ControlDeliveryError, requestControl } from '@ars/bus';
+import type { ControlInboxReply, RpcHandler } from '@ars/bus';
 import { authorizeControl } from '../domain/steering.ts';
 import type { ControlEnvelope } from '../domain/steering.ts';
 import type { ApiDeps } from './deps.ts';
 import { reconcileIdentity } from '@ars/service-kit';
 import { identityOf } from './identity.ts';
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-/**
- * The transport failure kinds of a core NATS request, told apart by shape
- * because only @ars/bus may import the NATS client's error classes: a
- * `RequestError` answers `isNoResponders()`, its cause is named
- * `NoResponders`; a timeout is named `TimeoutError`.
- */
-function requestFailure(error: unknown): 'no_responders' | 'timeout' | 'other' {
-  const named = (e: unknown, ...names: string[]) => e instanceof Error && names.includes(e.name);
-  const cause = error instanceof Error ? error.cause : undefined;
-  const probe = error as { isNoResponders?: () => boolean } | null;
-  if (typeof probe?.isNoResponders === 'function' && probe.isNoResponders()) return 'no_responders';
-  if (named(error, 'NoResponders', 'NoRespondersError') || named(cause, 'NoResponders', 'NoRespondersError')) {
-    return 'no_responders';
-  }
-  if (named(error, 'TimeoutError') || named(cause, 'TimeoutError')) return 'timeout';
-  return 'other';
+/** The inbox's refusal as the caller's error: a catalogue code, else a malformed reply. */
+function refusal(reply: Extract<ControlInboxReply, { accepted: false }>): ServiceError {
+  if (!isErrorCode(reply.code)) return new ServiceError('internal', 'malformed reply from the run inbox');
+  return new ServiceError(reply.code, reply.message ?? 'the run refused the control');
 }
 
-/** Reads the inbox's reply: `{accepted: true}`, or a refusal with a catalogue code. */
-function readReply(data: Uint8Array): void {
-  let reply: unknown;
-  try {
-    reply = JSON.parse(decoder.decode(data));
-  } catch (error) {
-    throw new ServiceError('internal', 'malformed reply from the run inbox', { cause: error });
+/** A control the inbox gave no usable answer to, as the caller's error. */
+function undelivered(error: ControlDeliveryError, timeoutMs: number): ServiceError {
+  switch (error.reason) {
+    case 'no_live_inbox':
+      return new ServiceError('not_found', 'run has no live inbox', { cause: error });
+    case 'timeout':
+      return new ServiceError('timeout', `the run inbox did not acknowledge within ${timeoutMs} ms`, { cause: error });
+    case 'malformed_reply':
+      return new ServiceError('internal', 'malformed reply from the run inbox', { cause: error });
+    case 'unreachable':
+      return new ServiceError('unavailable', 'the control could not be delivered', { cause: error });
   }
-  const r = (typeof reply === 'object' && reply !== null ? reply : {}) as Record<string, unknown>;
-  if (r.accepted === true) return;
-  if (r.accepted === false && isErrorCode(r.code)) {
-    throw new ServiceError(r.code, typeof r.message === 'string' ? r.message : 'the run refused the control');
-  }
-  throw new ServiceError('internal', 'malformed reply from the run inbox');
 }
 
 /** Sends the envelope to the run's live inbox and waits for its acknowledgement. */
 export async function deliver(deps: ApiDeps, taskId: string, envelope: ControlEnvelope): Promise<void> {
-  const h = headers();
-  injectTraceContext((key, value) => h.set(key, value));
-  let data: Uint8Array;
+  const timeoutMs = deps.settings.controlReplyTimeoutMs;
+  let reply: ControlInboxReply;
   try {
-    const msg = await deps.bus.nc.request(controlSubject(taskId), encoder.encode(JSON.stringify(envelope)), {
-      timeout: deps.settings.controlReplyTimeoutMs,
-      headers: h,
-    });
-    data = msg.data;
+    reply = await requestControl(deps.bus, taskId, envelope, { timeoutMs });
   } catch (error) {
-    const kind = requestFailure(error);
-    if (kind === 'no_responders') throw new ServiceError('not_found', 'run has no live inbox', { cause: error });
-    if (kind === 'timeout') {
-      throw new ServiceError(
-        'timeout',
-        `the run inbox did not acknowledge within ${deps.settings.controlReplyTimeoutMs} ms`,
-        {
-          cause: error,
-        },
-      );
-    }
-    throw new ServiceError('unavailable', 'the control could not be delivered', { cause: error });
+    if (error instanceof ControlDeliveryError) throw undelivered(error, timeoutMs);
+    throw error;
   }
-  readReply(data);
+  if (!reply.accepted) throw refusal(reply);
 }
 
 interface ControlBody {

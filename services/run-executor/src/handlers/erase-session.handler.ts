@@ -1,7 +1,8 @@
-import { z } from 'zod';
-import { isServiceError, ServiceError } from '@ars/contracts';
-import type { VerifiedIdentity } from '@ars/contracts';
-import type { RpcHandler } from '@ars/bus';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isServiceError, refuse, ServiceError, TASKS_ERASE_SESSION } from '@ars/contracts';
+import type { OwnerTriple, VerifiedIdentity } from '@ars/contracts';
+import { serveInternal } from '@ars/service-kit';
+import type { InternalHandler } from '@ars/service-kit';
 import { isTerminal } from '../domain/task.ts';
 import { deliver } from './controls.handler.ts';
 import type { ApiDeps } from './deps.ts';
@@ -13,21 +14,14 @@ const STOP_RUNS_TIMEOUT_MS = 15_000;
 const STOP_RUNS_POLL_MS = 50;
 const LIVE_STATUSES = ['pending', 'running', 'paused'] as const;
 
-/** Name of the internal endpoint the session service calls on `sessions.delete`. */
-export const ERASE_SESSION = '_tasks.erase_session';
-
-const EraseSessionRequest = z.strictObject({
-  tenant: z.string().min(1),
-  user: z.string().min(1),
-  session: z.string().min(1),
-});
+const ENDPOINT = TASKS_ERASE_SESSION;
 
 /**
  * Erases the run state of one state-record owner; the engine provides it
  * (checkpoints, pauses, controls of the session's runs) and returns how many
  * records it deleted.
  */
-export type RunStateEraser = (triple: z.infer<typeof EraseSessionRequest>) => Promise<number>;
+export type RunStateEraser = (triple: OwnerTriple) => Promise<number>;
 
 /**
  * `_tasks.erase_session` `{tenant, user, session}` → `{tasks_deleted,
@@ -39,13 +33,10 @@ export function createEraseSessionHandler(
   deps: ApiDeps,
   erasure: { readonly markers: ErasedSessionRepository; readonly admissions: SessionAdmissions },
   eraseRunState?: RunStateEraser,
-): RpcHandler {
-  return async ({ identity, body }) => {
-    const parsed = EraseSessionRequest.safeParse(body);
-    if (!parsed.success) throw new ServiceError('invalid_request', `invalid ${ERASE_SESSION} request`);
-    const triple = parsed.data;
+): InternalHandler {
+  return serveInternal(ENDPOINT, async ({ identity, body: triple }) => {
     if (triple.tenant !== identity.tenant || triple.user !== identity.user || triple.session !== identity.session) {
-      throw new ServiceError('identity_required', `${ERASE_SESSION}: only the caller's own session can be erased`);
+      throw new ServiceError('identity_required', `${ENDPOINT.name}: only the caller's own session can be erased`);
     }
     // First, so that a start reusing an earlier admission of this session
     // either sees the marker or inserted its task before the delete below.
@@ -55,7 +46,7 @@ export function createEraseSessionHandler(
     const stateRecordsDeleted = eraseRunState === undefined ? 0 : await eraseRunState(triple);
     const tasksDeleted = await deps.tasks.eraseSession(triple);
     return { tasks_deleted: tasksDeleted, state_records_deleted: stateRecordsDeleted };
-  };
+  });
 }
 
 /**
@@ -94,11 +85,13 @@ async function stopLiveRuns(
       const current = await deps.tasks.getTask(task.task_id);
       if (current === null || isTerminal(current.status)) break;
       if (Date.now() > deadline) {
-        throw new ServiceError('unavailable', `run ${task.task_id} did not stop in time; the erasure will be retried`, {
-          retryable: true,
-        });
+        throw refuse(
+          ENDPOINT,
+          'runs_still_stopping',
+          `run ${task.task_id} did not stop in time; the erasure will be retried`,
+        );
       }
-      await new Promise((resolve) => setTimeout(resolve, STOP_RUNS_POLL_MS));
+      await sleep(STOP_RUNS_POLL_MS);
     }
   }
 }

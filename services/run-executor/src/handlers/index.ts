@@ -1,9 +1,10 @@
 import type { RpcHandler } from '@ars/bus';
+import type { InternalHandler } from '@ars/service-kit';
 import { createControlHandlers } from './controls.handler.ts';
 import type { ApiDeps } from './deps.ts';
 import { createStartDependencies } from './dependencies.ts';
 import type { StartDependencies } from './dependencies.ts';
-import { createEraseSessionHandler, ERASE_SESSION } from './erase-session.handler.ts';
+import { createEraseSessionHandler } from './erase-session.handler.ts';
 import type { RunStateEraser } from './erase-session.handler.ts';
 import { createPauseListHandler } from './pause-list.handler.ts';
 import { createRunOverridesHandler } from './run-overrides.handler.ts';
@@ -39,7 +40,7 @@ export interface ApiHandlerOptions {
 export function createApiHandlers(
   deps: ApiDeps,
   options: ApiHandlerOptions,
-): { handlers: Record<string, RpcHandler>; internalHandlers: Record<string, RpcHandler> } {
+): { handlers: Record<string, RpcHandler>; internalHandlers: InternalHandler[] } {
   const checks =
     options.startDependencies ?? createStartDependencies(deps.rpc, deps.logger, deps.settings.dependencyTimeoutMs);
   const admissions = createSessionAdmissions(checks, { logger: deps.logger });
@@ -54,12 +55,8 @@ export function createApiHandlers(
         ? {}
         : { 'runs.set_overrides': createRunOverridesHandler(deps, options.runOverrides) }),
     },
-    internalHandlers: {
-      [ERASE_SESSION]: createEraseSessionHandler(
-        deps,
-        { markers: options.erasedSessions, admissions },
-        options.eraseRunState,
-      ),
-    },
+    internalHandlers: [
+      createEraseSessionHandler(deps, { markers: options.erasedSessions, admissions }, options.eraseRunState),
+    ],
   };
 }

@@ -1,10 +1,11 @@
+import { maxPayloadOf } from '@ars/bus';
 import type { PageBudget } from '@ars/store';
 import { jsonBytes, replyBudgetBytes } from '../domain/reply-size.ts';
 import type { ApiDeps } from './deps.ts';
 
 /** The byte budget of one read reply on this service's bus connection (see `replyBudgetBytes`). */
 export function readBudget(deps: Pick<ApiDeps, 'bus'>): number {
-  return replyBudgetBytes(deps.bus.nc.info?.max_payload);
+  return replyBudgetBytes(maxPayloadOf(deps.bus));
 }
 
 /** The views of one page's rows, and the page budget that sizes them. */

@@ -1,6 +1,6 @@
-import { ServiceError } from '@ars/contracts';
-import type { ArtifactMetadata, VerifiedIdentity } from '@ars/contracts';
-import { openObjectStore } from '@ars/bus';
+import { ARTIFACT_DOWNLOAD_BEGIN, ARTIFACT_UPLOAD_BEGIN, ServiceError } from '@ars/contracts';
+import type { ArtifactMetadata, BlobLocation, VerifiedIdentity } from '@ars/contracts';
+import { callInternal, openObjectStore } from '@ars/bus';
 import type { Bus, ObjectStore, RpcClient } from '@ars/bus';
 import type { ToolOwner } from './tool.ts';
 
@@ -16,13 +16,6 @@ import type { ToolOwner } from './tool.ts';
  *   named object → `artifacts.put {identity, upload_id, …}` (metadata, and
  *   `artifacts.uploaded`).
  */
-
-/** Where the artifact service says the bytes are. */
-interface Location {
-  readonly transport: string;
-  readonly bucket: string;
-  readonly object_name: string;
-}
 
 /** The first bytes of an artifact. */
 export interface ArtifactBytes {
@@ -60,12 +53,12 @@ function identityOf(owner: ToolOwner): VerifiedIdentity {
   return { tenant: owner.tenant, user: owner.user, session: owner.session, scopes: [] };
 }
 
-function locationOf(answer: unknown, endpoint: string): Location {
-  const location = (answer as { location?: Partial<Location> } | null)?.location;
-  if (location?.transport !== 'nats_object_store' || typeof location.bucket !== 'string') {
+/** The answer's location, if this executor can stream through it (the JetStream object store). */
+function locationOf(location: BlobLocation, endpoint: string): BlobLocation {
+  if (location.transport !== 'nats_object_store') {
     throw new ServiceError('unimplemented', `${endpoint}: the artifact service offers no object-store transfer`);
   }
-  return location as Location;
+  return location;
 }
 
 /** Reads a stream until `maxBytes`; cancels the rest. */
@@ -113,16 +106,15 @@ export function createArtifactIo(options: ArtifactIoOptions): ArtifactIo {
 
   return {
     async read(owner, artifactId, maxBytes) {
-      const endpoint = '_artifact.download_begin';
-      const answer = await rpc.call(
-        'artifact',
-        endpoint,
+      const answer = await callInternal(
+        rpc,
+        ARTIFACT_DOWNLOAD_BEGIN,
         identityOf(owner),
         { identity: { ...owner }, artifact_id: artifactId },
         { timeoutMs },
       );
-      const artifact = (answer as { artifact: ArtifactMetadata }).artifact;
-      const location = locationOf(answer, endpoint);
+      const artifact = answer.artifact;
+      const location = locationOf(answer.location, ARTIFACT_DOWNLOAD_BEGIN.name);
       const result = await (await storeOf(location.bucket)).get(location.object_name);
       if (result === null) throw new ServiceError('not_found', `artifact ${artifactId} has no bytes`);
       const { bytes, truncated } = await readBounded(result.data, maxBytes);
@@ -131,16 +123,14 @@ export function createArtifactIo(options: ArtifactIoOptions): ArtifactIo {
 
     async write(owner, artifact) {
       const identity = identityOf(owner);
-      const begun = (await rpc.call(
-        'artifact',
-        '_artifact.upload_begin',
+      const begun = await callInternal(
+        rpc,
+        ARTIFACT_UPLOAD_BEGIN,
         identity,
         { size_bytes: artifact.bytes.length },
         { timeoutMs },
-      )) as {
-        upload_id: string;
-      };
-      const location = locationOf(begun, '_artifact.upload_begin');
+      );
+      const location = locationOf(begun.location, ARTIFACT_UPLOAD_BEGIN.name);
       await (await storeOf(location.bucket)).putBlob({ name: location.object_name }, artifact.bytes);
       const put = (await rpc.call(
         'artifact',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { isServiceError, MemoryKey, MimeType } from '@ars/contracts';
+import { isServiceError, MEMORY_CALLER_READ, MEMORY_CALLER_WRITE, MemoryKey, MimeType } from '@ars/contracts';
 import type { ApprovalPolicy, VerifiedIdentity } from '@ars/contracts';
+import { callInternal } from '@ars/bus';
 import type { RpcClient } from '@ars/bus';
 import { isTextual } from './artifact-io.ts';
 import type { ArtifactIo } from './artifact-io.ts';
@@ -68,8 +69,6 @@ async function calling<T>(fn: () => Promise<T>): Promise<T> {
 
 export function createServiceTools(options: ServiceToolOptions): ToolDefinition[] {
   const { rpc, artifacts, timeoutMs } = options;
-  const call = (service: string, endpoint: string, owner: ToolOwner, body: unknown) =>
-    calling(() => rpc.call(service, endpoint, identityOf(owner), body, { timeoutMs }));
 
   const memoryRead: ToolDefinition = {
     name: SERVICE_TOOL_NAMES.memoryRead,
@@ -82,12 +81,15 @@ export function createServiceTools(options: ServiceToolOptions): ToolDefinition[
     tags: [...TAGS, 'memory'],
     args: z.strictObject({ key: MemoryKey }),
     async run(args, context) {
-      const answer = (await call('memory', '_memory.caller_read', context.owner, {
-        ...context.owner,
-        key: args.key,
-      })) as {
-        item: { key: string; tier: string; value: unknown; version: number } | null;
-      };
+      const answer = await calling(() =>
+        callInternal(
+          rpc,
+          MEMORY_CALLER_READ,
+          identityOf(context.owner),
+          { ...context.owner, key: args.key as string },
+          { timeoutMs },
+        ),
+      );
       const item = answer.item;
       return JSON.stringify(
         item === null ? null : { key: item.key, tier: item.tier, value: item.value, version: item.version },
@@ -105,11 +107,15 @@ export function createServiceTools(options: ServiceToolOptions): ToolDefinition[
     tags: [...TAGS, 'memory'],
     args: z.strictObject({ key: MemoryKey, value: z.json() }),
     async run(args, context) {
-      const answer = (await call('memory', '_memory.caller_write', context.owner, {
-        ...context.owner,
-        key: args.key,
-        value: args.value,
-      })) as { item: { key: string; version: number } };
+      const answer = await calling(() =>
+        callInternal(
+          rpc,
+          MEMORY_CALLER_WRITE,
+          identityOf(context.owner),
+          { ...context.owner, key: args.key as string, value: args.value },
+          { timeoutMs },
+        ),
+      );
       return JSON.stringify({ key: answer.item.key, version: answer.item.version, written: true });
     },
   };

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { PauseRecord } from '../../src/domain/pause.ts';
 import { openControlInbox } from '../../src/engine/controls.ts';
-import type { RunLoop, Verdict } from '../../src/engine/run-loop.ts';
+import { RunSignals } from '../../src/engine/run-signals.ts';
+import type { RunState, Verdict } from '../../src/engine/run-state.ts';
 
 /**
  * The control inbox against a stand-in run: what a control decides depends
@@ -37,21 +38,18 @@ function standInRun() {
   const verdicts: Array<{ token: string; verdict: Verdict }> = [];
   const resolved = new Set<string>();
   let deliver: ((msg: { data: Uint8Array; respond: (data: Uint8Array) => boolean }) => void) | undefined;
+  const lease = { held: true };
   const run = {
     taskId: 'task-1',
     owner: { tenant: 't', user: 'u', session: 's' },
-    terminated: false,
-    exitRequest: undefined,
+    signals: new RunSignals('task-1', { holdsLease: () => lease.held }),
     pause: undefined,
     restoredApproval: undefined,
     resolvedTokens: new Set<string>(),
-    approval: undefined as RunLoop['approval'],
+    approval: undefined as RunState['approval'],
     controls: Promise.resolve(),
     log: { warn: () => undefined, error: () => undefined },
     events: { emit: (type: string, payload: Record<string, unknown>) => void emitted.push({ type, payload }) },
-    wake: () => undefined,
-    held: true,
-    leaseHeld: () => run.held,
     deps: {
       bus: {
         nc: {
@@ -82,13 +80,13 @@ function standInRun() {
     };
   };
   waitFor('first', () => waitFor('second'));
-  openControlInbox(run as unknown as RunLoop);
+  openControlInbox(run as unknown as RunState);
   const send = (method: string, payload: Record<string, unknown>, eventId: string) =>
     deliver?.({
       data: encoder.encode(JSON.stringify({ method, payload, event_id: eventId, caller_tier: 'owner_user' })),
       respond: () => true,
     });
-  return { run, emitted, verdicts, send };
+  return { run, lease, emitted, verdicts, send };
 }
 
 describe('control inbox', () => {
@@ -140,13 +138,13 @@ describe('control inbox', () => {
     ]);
   });
   it('neither records nor narrates a control once the run is no longer held here (its lease gone stale)', async () => {
-    const { run, emitted, verdicts, send } = standInRun();
+    const { run, lease, emitted, verdicts, send } = standInRun();
     let recorded = 0;
     run.deps.runStates.recordControl = async () => {
       recorded++;
       return true;
     };
-    run.held = false;
+    lease.held = false;
     send('approve', {}, 'a');
     await run.controls;
     expect(recorded).toBe(0);

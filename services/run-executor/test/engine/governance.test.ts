@@ -1,10 +1,22 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ServiceError } from '@ars/contracts';
+import {
+  GOVERNANCE_ADMIT_LLM_CALL,
+  GOVERNANCE_PROVIDER_KEY,
+  GOVERNANCE_RECORD_COST,
+  refuse,
+  ServiceError,
+} from '@ars/contracts';
 import type { RpcClient } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
-import { createGovernance, LlmCallRefused, refusalReasonOf } from '../../src/engine/governance.ts';
+import { createGovernance, LlmCallRefused } from '../../src/engine/governance.ts';
 
 const run = { tenant: 't', user: 'u', session: 's', run: 'r' };
+const admitted = (answer: { tier: string; max_tokens: number; clipped: boolean; wait_ms: number }) => ({
+  allowed: true,
+  model: 'm',
+  ...answer,
+});
+const recorded = { tier: 'standard', duplicate: false, spend: [] };
 
 function fakeRpc(answer: (endpoint: string, body: unknown) => unknown): RpcClient & { calls: [string, unknown][] } {
   const calls: [string, unknown][] = [];
@@ -22,9 +34,15 @@ function fakeLogger() {
 }
 
 describe('governance client', () => {
-  it('reads the refusal reason from the message prefix', () => {
-    expect(refusalReasonOf('budget_exceeded: spent 1.2 of 1')).toBe('budget_exceeded');
-    expect(refusalReasonOf('invalid _governance.admit_llm_call request: model')).toBeUndefined();
+  it('takes a refusal only from its typed reason, never from the message text', async () => {
+    const rpc = fakeRpc(() => {
+      throw new ServiceError('rate_limited', 'budget_exceeded: looks like a refusal, carries no reason');
+    });
+    const failure = await createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 })
+      .admit(run, { model: 'm', requestedMaxTokens: 1 })
+      .catch((e: unknown) => e);
+    expect(failure).not.toBeInstanceOf(LlmCallRefused);
+    expect(failure).toMatchObject({ code: 'rate_limited' });
   });
 
   it('admits as asked, records nothing and fails over nowhere while governance is not running, warning once', async () => {
@@ -53,7 +71,7 @@ describe('governance client', () => {
     const logger = fakeLogger();
     const rpc = fakeRpc(() => {
       if (!up) throw new ServiceError('unavailable', 'no responders');
-      return { tier: 'standard', max_tokens: 50, clipped: true, wait_ms: 0 };
+      return admitted({ tier: 'standard', max_tokens: 50, clipped: true, wait_ms: 0 });
     });
     const governance = createGovernance({ rpc, logger, timeoutMs: 100, absenceGraceMs: 60_000, now: () => clock });
     await expect(governance.admit(run, { model: 'm', requestedMaxTokens: 99 })).resolves.toMatchObject({
@@ -79,7 +97,7 @@ describe('governance client', () => {
 
   it('throws a refusal as LlmCallRefused with its reason', async () => {
     const rpc = fakeRpc(() => {
-      throw new ServiceError('rate_limited', 'budget_exceeded: tier "standard" spent 1.2 of 1 USD');
+      throw refuse(GOVERNANCE_ADMIT_LLM_CALL, 'budget_exceeded', 'budget_exceeded: tier "standard" spent 1.2 of 1 USD');
     });
     const refused = await createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 })
       .admit(run, { model: 'm', requestedMaxTokens: 1 })
@@ -99,11 +117,13 @@ describe('governance client', () => {
 
   it('sends the bodies the internal endpoints expect', async () => {
     const rpc = fakeRpc((endpoint) =>
-      endpoint === '_governance.admit_llm_call'
-        ? { allowed: true, tier: 'standard', model: 'm', max_tokens: 10, clipped: true, wait_ms: 5 }
-        : endpoint === '_governance.provider_key'
-          ? { key: 'sk-1' }
-          : {},
+      endpoint === GOVERNANCE_ADMIT_LLM_CALL.name
+        ? admitted({ tier: 'standard', max_tokens: 10, clipped: true, wait_ms: 5 })
+        : endpoint === GOVERNANCE_PROVIDER_KEY.name
+          ? { tenant: 't', provider: 'p', key: 'sk-1', fingerprint: 'sha256:0', rotated_at: '2030-01-01T00:00:00Z' }
+          : endpoint === GOVERNANCE_RECORD_COST.name
+            ? recorded
+            : {},
     );
     const governance = createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 });
     await expect(governance.admit(run, { model: 'm', requestedMaxTokens: 99 })).resolves.toEqual({
@@ -146,7 +166,7 @@ describe('governance client', () => {
 
   it('answers no key when the tenant installed none', async () => {
     const rpc = fakeRpc(() => {
-      throw new ServiceError('not_found', 'no key');
+      throw refuse(GOVERNANCE_PROVIDER_KEY, 'no_key', 'no key');
     });
     await expect(
       createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 }).providerKey(run, 'p'),

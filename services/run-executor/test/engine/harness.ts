@@ -173,11 +173,12 @@ export async function serveGovernanceFake(bus: Bus): Promise<{ served: ServedSer
   const admit = async ({ body }: RpcRequest) => {
     const b = body as { requested_max_tokens: number; record_cost?: RecordedCost };
     if (b.record_cost !== undefined) recorded.push(b.record_cost);
-    return { tier: 'standard', max_tokens: b.requested_max_tokens, clipped: false, wait_ms: 0 };
+    const model = (body as { model: string }).model;
+    return { allowed: true, tier: 'standard', model, max_tokens: b.requested_max_tokens, clipped: false, wait_ms: 0 };
   };
   const record = async ({ body }: RpcRequest) => {
     recorded.push(body as RecordedCost);
-    return { duplicate: false };
+    return { tier: 'standard', duplicate: false, spend: [] };
   };
   const served = await serveService(bus, {
     service: 'governance',

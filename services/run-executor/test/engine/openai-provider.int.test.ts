@@ -280,6 +280,8 @@ describe('openai provider', () => {
               (body as { from_provider: string }).from_provider === 'flaky'
                 ? { name: 'backup', kind: 'scripted' }
                 : null,
+            hop_index: (body as { hop_index: number }).hop_index,
+            remaining_hops: 0,
           }),
         },
         logger: createLogger({ name: 'fakes', level: 'silent' }),

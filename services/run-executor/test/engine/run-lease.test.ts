@@ -1,13 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '@ars/telemetry';
-import { RunLeaseLost, RunLoop } from '../../src/engine/run-loop.ts';
-import type { RunDeps } from '../../src/engine/run-loop.ts';
+import { RunLeaseLost, RunSignals } from '../../src/engine/run-signals.ts';
 
-const deps = { logger: createLogger({ name: 'run-lease-test', level: 'silent' }) } as unknown as RunDeps;
-
-/** A run loop whose lease answers `held()`. */
-function runWith(held: () => boolean): RunLoop {
-  return new RunLoop('task-1', deps, 1, held);
+/** A run's signals whose lease answers `held()`. */
+function runWith(held: () => boolean): RunSignals {
+  return new RunSignals('task-1', { holdsLease: held });
 }
 
 describe("a run's lease checks", () => {
@@ -28,17 +24,17 @@ describe("a run's lease checks", () => {
 
   it('still narrate for a run this executor ended or handed back, whose lease it let go itself', () => {
     const ended = runWith(() => false);
-    ended.terminated = true;
+    ended.markTerminated();
     expect(ended.leaseHeld()).toBe(true);
     expect(ended.exitRequest).toBeUndefined();
     const handedBack = runWith(() => false);
-    handedBack.exitRequest = 'handback';
+    handedBack.requestHandback();
     expect(handedBack.leaseHeld()).toBe(true);
   });
 
   it('refuse a store write without the lease even for a run already ending (the terminal mark)', () => {
     const run = runWith(() => false);
-    run.terminated = true;
+    run.markTerminated();
     expect(() => run.assertLease()).toThrow(RunLeaseLost);
     expect(run.exitRequest).toBe('lost');
   });

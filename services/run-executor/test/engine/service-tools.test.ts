@@ -7,6 +7,18 @@ import { invokeWithPolicy } from '../../src/tools/registry.ts';
 import { createServiceTools } from '../../src/tools/service-tools.ts';
 
 const owner = { tenant: 't', user: 'u', session: 's' };
+/** A memory item as `_memory.caller_read` and `_memory.caller_write` answer it. */
+const item = (key: string, version: number, value: unknown = null) => ({
+  key,
+  tier: 'user',
+  value,
+  tenant: 't',
+  user: 'u',
+  size_bytes: 4,
+  version,
+  created_at: '2030-01-01T00:00:00Z',
+  updated_at: '2030-01-01T00:00:00Z',
+});
 const context = { taskId: 'task', callId: 'c', owner, signal: new AbortController().signal };
 
 function tools(answer: (endpoint: string, body: unknown) => unknown, io: Partial<ArtifactIo> = {}) {
@@ -37,7 +49,7 @@ describe('service tools', () => {
   });
 
   it("writes the caller's memory as the run's owner", async () => {
-    const { byName, calls } = tools(() => ({ item: { key: 'k', version: 2 } }));
+    const { byName, calls } = tools(() => ({ item: item('k', 2) }));
     const outcome = await invokeWithPolicy(
       byName.get('memory_write')!,
       { key: 'k', value: [1] },

@@ -48,18 +48,20 @@ describe('start dependencies', () => {
     await expect(createStartDependencies(rpc, logger, 2_000).admitSession(caller)).resolves.toEqual({ reuseMs: 5_000 });
   });
 
-  it('reads how long the admission may be reused, and nothing from an answer without a usable reuse_ms', async () => {
+  it('reads how long the admission may be reused, and nothing from an answer without reuse_ms or with 0', async () => {
     const admitted = (reply: unknown) =>
       createStartDependencies(fakeRpc({ 'session/_session.admit': reply }), logger, 1000).admitSession(caller);
     await expect(admitted({ state: 'open', reuse_ms: 10_000 })).resolves.toEqual({ reuseMs: 10_000 });
-    for (const reply of [
-      { state: 'open' },
-      { state: 'open', reuse_ms: 0 },
-      { reuse_ms: '5' },
-      { reuse_ms: -1 },
-      null,
-    ]) {
+    for (const reply of [{ state: 'open' }, { state: 'open', reuse_ms: 0 }]) {
       await expect(admitted(reply)).resolves.toEqual({});
+    }
+  });
+
+  it('fails the start internal on an admission reply that breaks its contract (never admitted by default)', async () => {
+    const admitted = (reply: unknown) =>
+      createStartDependencies(fakeRpc({ 'session/_session.admit': reply }), logger, 1000).admitSession(caller);
+    for (const reply of [{ state: 'open', reuse_ms: '5' }, { state: 'open', reuse_ms: -1 }, { reuse_ms: 5 }, null]) {
+      await expect(admitted(reply)).rejects.toMatchObject({ code: 'internal' });
     }
   });
 

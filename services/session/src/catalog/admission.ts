@@ -1,4 +1,4 @@
-import { ServiceError } from '@ars/contracts';
+import { refuse, ServiceError, SESSION_ADMIT } from '@ars/contracts';
 import type { SessionDoc, SessionTriple } from '../domain/session.ts';
 import { isTombstone } from '../domain/session.ts';
 import type { SessionEvents } from '../session-events.ts';
@@ -33,8 +33,9 @@ export interface Catalog {
 /** Attempts before giving up on a session that keeps changing under a racing writer. */
 const MAX_ATTEMPTS = 5;
 
+/** `_session.admit`'s declared refusal of an erased session (410 `session_erased`). */
 function erasedError(): ServiceError {
-  return new ServiceError('session_erased', 'this session was erased; start a fresh session id');
+  return refuse(SESSION_ADMIT, 'session_erased', 'this session was erased; start a fresh session id');
 }
 
 /** Creates the catalog's lifecycle operations. */

@@ -1,7 +1,13 @@
-import { z } from 'zod';
-import { ServiceError, isServiceError } from '@ars/contracts';
+import {
+  ARTIFACT_ERASE_SESSION,
+  MEMORY_ERASE_SESSION,
+  ServiceError,
+  TASKS_ERASE_SESSION,
+  isServiceError,
+} from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
-import type { RpcClient } from '@ars/bus';
+import { callInternal } from '@ars/bus';
+import type { CallOptions, RpcClient } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
 import { tripleOf } from '../domain/session.ts';
 import type { ErasureProgress, SessionDoc, SessionTriple } from '../domain/session.ts';
@@ -51,26 +57,35 @@ export interface Eraser {
   resumeAll(): Promise<number>;
 }
 
-const TasksErased = z.object({
-  tasks_deleted: z.int().nonnegative(),
-  state_records_deleted: z.int().nonnegative(),
-});
-const ArtifactsErased = z.object({ artifacts_deleted: z.int().nonnegative() });
-const MemoryErased = z.object({ purged: z.boolean() });
-
-/** One step owned by another service: its internal endpoint and reply shape. */
+/** One step owned by another service: its internal endpoint's call, and what of the reply the progress keeps. */
 interface RemoteStep {
   readonly step: Extract<ErasureStep, 'tasks' | 'artifacts' | 'memory'>;
-  readonly service: string;
-  readonly endpoint: string;
-  readonly reply: z.ZodType<object>;
+  run(rpc: RpcClient, caller: VerifiedIdentity, triple: SessionTriple, options: CallOptions): Promise<object>;
 }
 
 /** The cascade over the other services, in order; each endpoint is idempotent. */
 const REMOTE_STEPS: readonly RemoteStep[] = [
-  { step: 'tasks', service: 'run-executor', endpoint: '_tasks.erase_session', reply: TasksErased },
-  { step: 'artifacts', service: 'artifact', endpoint: '_artifact.erase_session', reply: ArtifactsErased },
-  { step: 'memory', service: 'memory', endpoint: '_memory.erase_session', reply: MemoryErased },
+  {
+    step: 'tasks',
+    async run(rpc, caller, triple, options) {
+      const reply = await callInternal(rpc, TASKS_ERASE_SESSION, caller, triple, options);
+      return { tasks_deleted: reply.tasks_deleted, state_records_deleted: reply.state_records_deleted };
+    },
+  },
+  {
+    step: 'artifacts',
+    async run(rpc, caller, triple, options) {
+      const reply = await callInternal(rpc, ARTIFACT_ERASE_SESSION, caller, triple, options);
+      return { artifacts_deleted: reply.artifacts_deleted };
+    },
+  },
+  {
+    step: 'memory',
+    async run(rpc, caller, triple, options) {
+      const reply = await callInternal(rpc, MEMORY_ERASE_SESSION, caller, triple, options);
+      return { purged: reply.purged };
+    },
+  },
 ];
 
 /** Unfinished erasures handled per resumer query. */
@@ -108,12 +123,8 @@ export function createEraser(deps: EraserDeps): Eraser {
     for (const remote of REMOTE_STEPS) {
       if (doc.erasure?.[remote.step] !== undefined) continue;
       try {
-        const reply = await deps.rpc.call(remote.service, remote.endpoint, caller, triple, {
-          timeoutMs: deps.cascadeTimeoutMs,
-        });
-        const parsed = remote.reply.safeParse(reply);
-        if (!parsed.success) throw new Error(`malformed reply from ${remote.service} ${remote.endpoint}`);
-        await sessions.recordStep(doc._id, remote.step, parsed.data);
+        const kept = await remote.run(deps.rpc, caller, triple, { timeoutMs: deps.cascadeTimeoutMs });
+        await sessions.recordStep(doc._id, remote.step, kept);
       } catch (error) {
         failures.push(`${remote.step}: ${describe(error)}`);
       }

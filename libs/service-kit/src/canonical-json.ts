@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
 
+/**
+ * The content hash of JSON configurations (`content_hash`: agent-registry's
+ * revisions, the effective configuration a run records), computed the same
+ * way by every service that compares or recomputes one.
+ */
+
 function canonicalValue(value: unknown): unknown {
   if (Array.isArray(value)) return value.map((item) => (item === undefined ? null : canonicalValue(item)));
   if (typeof value === 'object' && value !== null) {

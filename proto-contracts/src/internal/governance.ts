@@ -1,28 +1,23 @@
 import { z } from 'zod';
-import { FailoverProvider, LlmOverridesView } from '@ars/contracts';
+import { defineInternalEndpoint } from '../internal-def.ts';
+import { FailoverProvider, LlmOverridesView } from '../schemas/governance.ts';
 
 /**
- * The governance service's internal endpoints: service-to-service calls on
- * `ars.rpc.governance.<name>`, never routed by the gateway. Call them with
- * `rpc.call('governance', name, identity, body)`, where `identity` is the
- * run's (or the caller's) verified identity as received. Bodies are strict:
- * an unknown member or a wrong type is `invalid_request`. A body identity's
- * tenant must equal the calling identity's tenant (`scope_mismatch` otherwise).
+ * The governance service's internal endpoints, called with the run's (or
+ * the caller's) verified identity as received. A body identity's tenant must
+ * equal the calling identity's tenant (403 `scope_mismatch` otherwise).
  */
-export const INTERNAL_ENDPOINTS = {
-  admitLlmCall: '_governance.admit_llm_call',
-  recordCost: '_governance.record_cost',
-  failover: '_governance.failover',
-  effectiveOverrides: '_governance.effective_overrides',
-  providerKey: '_governance.provider_key',
-  recordTokenRotation: '_governance.record_token_rotation',
-} as const;
 
 const Name = z.string().min(1).max(256);
 
 /** The identity quad of a run-scoped call; `run` is the task id (`''` outside a run). */
-export const RunIdentity = z.strictObject({ tenant: Name, user: Name, session: Name, run: z.string().max(256) });
-export type RunIdentity = z.infer<typeof RunIdentity>;
+export const GovernanceRunIdentity = z.strictObject({
+  tenant: Name,
+  user: Name,
+  session: Name,
+  run: z.string().max(256),
+});
+export type GovernanceRunIdentity = z.infer<typeof GovernanceRunIdentity>;
 const Tier = z
   .string()
   .min(1)
@@ -38,8 +33,8 @@ const Tier = z
  * records at most once). Publishes nothing: the next admission refuses once
  * the ceiling is reached.
  */
-export const RecordCostRequest = z.strictObject({
-  identity: RunIdentity,
+export const GovernanceRecordCostRequest = z.strictObject({
+  identity: GovernanceRunIdentity,
   model: Name,
   tier: Tier,
   cost_usd: z.number().nonnegative().describe('cost of the call in USD'),
@@ -47,7 +42,7 @@ export const RecordCostRequest = z.strictObject({
   tokens_out: z.int().nonnegative(),
   call_id: Name.optional().describe('idempotency key of the call, e.g. "<run>:<step>:<attempt>:<claim>"'),
 });
-export type RecordCostRequest = z.infer<typeof RecordCostRequest>;
+export type GovernanceRecordCostRequest = z.infer<typeof GovernanceRecordCostRequest>;
 
 /** One spend window after the call. */
 export const SpendWindowView = z.object({
@@ -60,7 +55,7 @@ export const SpendWindowView = z.object({
 });
 
 /** The spend after the call, and the budget's state when the tier has one. */
-export const RecordCostResponse = z.object({
+export const GovernanceRecordCostReply = z.object({
   tier: z.string(),
   duplicate: z.boolean().describe('true when call_id was already recorded: nothing added'),
   spend: z.array(SpendWindowView),
@@ -75,7 +70,7 @@ export const RecordCostResponse = z.object({
     })
     .optional(),
 });
-export type RecordCostResponse = z.infer<typeof RecordCostResponse>;
+export type GovernanceRecordCostReply = z.infer<typeof GovernanceRecordCostReply>;
 
 /**
  * `_governance.admit_llm_call`: asked by the run engine before every LLM call.
@@ -100,33 +95,32 @@ export type RecordCostResponse = z.infer<typeof RecordCostResponse>;
  * admission decides), so a budget that call crossed refuses this one; the
  * engine saves one request per call this way.
  *
- * A refusal is thrown as ServiceError with code `rate_limited`
- * (budget_exceeded, rate_limited) or `invalid_request` (max_tokens_exceeded,
- * model_not_allowed) and a message `<reason>: <detail>`; `<reason>` is the
- * ErrorCode the run fails with (`task.failed`).
+ * A refusal carries its reason (see {@link GOVERNANCE_ADMIT_LLM_CALL}'s
+ * refusals); the reason is also the ErrorCode the run fails with
+ * (`task.failed`), and the message reads `<reason>: <detail>`.
  */
-export const AdmitLlmCallRequest = z.strictObject({
-  identity: RunIdentity.describe('the run: tenant, user, session, run (task id)'),
+export const GovernanceAdmitLlmCallRequest = z.strictObject({
+  identity: GovernanceRunIdentity.describe('the run: tenant, user, session, run (task id)'),
   model: Name.describe('the model the call will use (after overrides)'),
   tier: Tier,
   requested_max_tokens: z.int().positive().describe('max tokens the call would ask the provider for'),
-  record_cost: RecordCostRequest.omit({ identity: true })
+  record_cost: GovernanceRecordCostRequest.omit({ identity: true })
     .optional()
     .describe("the run's previous call, recorded before this one is admitted"),
 });
-export type AdmitLlmCallRequest = z.infer<typeof AdmitLlmCallRequest>;
+export type GovernanceAdmitLlmCallRequest = z.infer<typeof GovernanceAdmitLlmCallRequest>;
 
 /** The answer of an admitted call. */
-export const AdmitLlmCallResponse = z.object({
+export const GovernanceAdmitLlmCallReply = z.object({
   allowed: z.literal(true),
   tier: z.string().describe('the tier applied'),
   model: z.string(),
   max_tokens: z.int().positive().describe('max tokens to ask for: the request, clipped to the cap'),
   clipped: z.boolean(),
   wait_ms: z.int().nonnegative().describe('sleep this long before calling (0: call now)'),
-  recorded: RecordCostResponse.optional().describe('what recording `record_cost` did, when the request had one'),
+  recorded: GovernanceRecordCostReply.optional().describe('what recording `record_cost` did, when the request had one'),
 });
-export type AdmitLlmCallResponse = z.infer<typeof AdmitLlmCallResponse>;
+export type GovernanceAdmitLlmCallReply = z.infer<typeof GovernanceAdmitLlmCallReply>;
 
 /**
  * `_governance.failover`: asked by the run engine when a provider call failed
@@ -138,54 +132,54 @@ export type AdmitLlmCallResponse = z.infer<typeof AdmitLlmCallResponse>;
  * call). When a provider is returned, `governance.failover` is published.
  * Fetch its key with `_governance.provider_key`.
  */
-export const FailoverRequest = z.strictObject({
-  identity: RunIdentity,
+export const GovernanceFailoverRequest = z.strictObject({
+  identity: GovernanceRunIdentity,
   tier: Tier,
   from_provider: Name.describe('the provider that failed'),
   hop_index: z.int().positive().describe('1 for the first failover of this call'),
   accumulated_cost: z.number().nonnegative().describe('USD spent on this call so far, over every hop'),
   reason: z.string().max(1024).describe('the provider error, without secrets'),
 });
-export type FailoverRequest = z.infer<typeof FailoverRequest>;
+export type GovernanceFailoverRequest = z.infer<typeof GovernanceFailoverRequest>;
 
 /** The provider to retry on, or null. */
-export const FailoverResponse = z.object({
+export const GovernanceFailoverReply = z.object({
   provider: FailoverProvider.nullable(),
   hop_index: z.int(),
   remaining_hops: z.int().nonnegative().describe('hops the chain still allows after this one'),
 });
-export type FailoverResponse = z.infer<typeof FailoverResponse>;
+export type GovernanceFailoverReply = z.infer<typeof GovernanceFailoverReply>;
 
 /** `_governance.effective_overrides`: the tenant's LLM overrides, a layer of the run's effective configuration. */
-export const EffectiveOverridesRequest = z.strictObject({ tenant: Name });
-export type EffectiveOverridesRequest = z.infer<typeof EffectiveOverridesRequest>;
+export const GovernanceEffectiveOverridesRequest = z.strictObject({ tenant: Name });
+export type GovernanceEffectiveOverridesRequest = z.infer<typeof GovernanceEffectiveOverridesRequest>;
 
 /** The members currently set (`{}` when none). */
-export const EffectiveOverridesResponse = z.object({
+export const GovernanceEffectiveOverridesReply = z.object({
   tenant: z.string(),
   overrides: LlmOverridesView,
   updated_at: z.string().optional(),
 });
-export type EffectiveOverridesResponse = z.infer<typeof EffectiveOverridesResponse>;
+export type GovernanceEffectiveOverridesReply = z.infer<typeof GovernanceEffectiveOverridesReply>;
 
 /**
  * `_governance.provider_key`: the decrypted API key of a tenant's provider,
  * for the run engine only. Never log or publish `key`. No key installed:
- * `not_found`; a key sealed under another key-encryption key (the KEK
- * changed): `internal`, saying so.
+ * refused `no_key`; a key sealed under another key-encryption key (the KEK
+ * changed): refused `key_unreadable`.
  */
-export const ProviderKeyRequest = z.strictObject({ tenant: Name, provider: Name });
-export type ProviderKeyRequest = z.infer<typeof ProviderKeyRequest>;
+export const GovernanceProviderKeyRequest = z.strictObject({ tenant: Name, provider: Name });
+export type GovernanceProviderKeyRequest = z.infer<typeof GovernanceProviderKeyRequest>;
 
 /** The key and its fingerprint. */
-export const ProviderKeyResponse = z.object({
+export const GovernanceProviderKeyReply = z.object({
   tenant: z.string(),
   provider: z.string(),
   key: z.string(),
   fingerprint: z.string().describe('sha256:<first 16 hex>'),
   rotated_at: z.string(),
 });
-export type ProviderKeyResponse = z.infer<typeof ProviderKeyResponse>;
+export type GovernanceProviderKeyReply = z.infer<typeof GovernanceProviderKeyReply>;
 
 const TokenFingerprint = z
   .string()
@@ -205,7 +199,7 @@ const Instant = z.iso.datetime({ offset: true });
  * the same revoked token with another issued token is `conflict` (rotated
  * already: do not reveal the second token).
  */
-export const RecordTokenRotationRequest = z.strictObject({
+export const GovernanceRecordTokenRotationRequest = z.strictObject({
   revoked: z.strictObject({
     token_id: Name.optional().describe('jti of the presented token, when it has one'),
     fingerprint: TokenFingerprint,
@@ -217,10 +211,10 @@ export const RecordTokenRotationRequest = z.strictObject({
     expires_at: Instant,
   }),
 });
-export type RecordTokenRotationRequest = z.infer<typeof RecordTokenRotationRequest>;
+export type GovernanceRecordTokenRotationRequest = z.infer<typeof GovernanceRecordTokenRotationRequest>;
 
 /** The stored rotation. */
-export const RecordTokenRotationResponse = z.object({
+export const GovernanceRecordTokenRotationReply = z.object({
   rotation_id: z.string(),
   revoked_token_id: z.string().optional(),
   revoked_fingerprint: z.string().describe('sha256:<first 16 hex>'),
@@ -229,4 +223,113 @@ export const RecordTokenRotationResponse = z.object({
   revocation_keys: z.array(z.string()),
   created: z.boolean().describe('false when this rotation had been recorded already'),
 });
-export type RecordTokenRotationResponse = z.infer<typeof RecordTokenRotationResponse>;
+export type GovernanceRecordTokenRotationReply = z.infer<typeof GovernanceRecordTokenRotationReply>;
+
+/** The refusals of an admission; each reason is also the ErrorCode the run fails with. */
+const ADMISSION_REFUSALS = {
+  budget_exceeded: {
+    code: 'rate_limited',
+    retryable: false,
+    summary: "the tier's budget for the current period is spent; not retryable within the period",
+  },
+  rate_limited: {
+    code: 'rate_limited',
+    retryable: true,
+    summary: "the tier's token bucket is short (fail policy, or a wait above max_wait_ms)",
+  },
+  max_tokens_exceeded: {
+    code: 'invalid_request',
+    retryable: false,
+    summary: "requested_max_tokens above the tier's cap under the refuse policy",
+  },
+  model_not_allowed: {
+    code: 'invalid_request',
+    retryable: false,
+    summary: "the model is not among the tier's models",
+  },
+} as const;
+
+/** `_governance.admit_llm_call`: see {@link GovernanceAdmitLlmCallRequest}. */
+export const GOVERNANCE_ADMIT_LLM_CALL = defineInternalEndpoint({
+  name: '_governance.admit_llm_call',
+  service: 'governance',
+  callers: ['run-executor'],
+  gate: 'caller',
+  request: GovernanceAdmitLlmCallRequest,
+  reply: GovernanceAdmitLlmCallReply,
+  refusals: ADMISSION_REFUSALS,
+  summary: 'admits an LLM call (model, budget, max tokens, rate limit), recording the previous call first',
+});
+
+/** `_governance.record_cost`: see {@link GovernanceRecordCostRequest}. */
+export const GOVERNANCE_RECORD_COST = defineInternalEndpoint({
+  name: '_governance.record_cost',
+  service: 'governance',
+  callers: ['run-executor'],
+  gate: 'caller',
+  request: GovernanceRecordCostRequest,
+  reply: GovernanceRecordCostReply,
+  refusals: {},
+  summary: "adds an LLM call's cost to the tenant's spend, once per call_id",
+});
+
+/** `_governance.failover`: see {@link GovernanceFailoverRequest}. */
+export const GOVERNANCE_FAILOVER = defineInternalEndpoint({
+  name: '_governance.failover',
+  service: 'governance',
+  callers: ['run-executor'],
+  gate: 'caller',
+  request: GovernanceFailoverRequest,
+  reply: GovernanceFailoverReply,
+  refusals: {},
+  summary: "records a provider failure and answers the next provider of the tier's failover chain",
+});
+
+/** `_governance.effective_overrides`: see {@link GovernanceEffectiveOverridesRequest}. */
+export const GOVERNANCE_EFFECTIVE_OVERRIDES = defineInternalEndpoint({
+  name: '_governance.effective_overrides',
+  service: 'governance',
+  callers: ['agent-registry'],
+  gate: 'caller',
+  request: GovernanceEffectiveOverridesRequest,
+  reply: GovernanceEffectiveOverridesReply,
+  refusals: {},
+  summary: "the tenant's LLM overrides",
+});
+
+/** `_governance.provider_key`: see {@link GovernanceProviderKeyRequest}. */
+export const GOVERNANCE_PROVIDER_KEY = defineInternalEndpoint({
+  name: '_governance.provider_key',
+  service: 'governance',
+  callers: ['run-executor'],
+  gate: 'caller',
+  request: GovernanceProviderKeyRequest,
+  reply: GovernanceProviderKeyReply,
+  refusals: {
+    no_key: { code: 'not_found', retryable: false, summary: 'no key is installed for the provider' },
+    key_unreadable: {
+      code: 'internal',
+      retryable: false,
+      summary: 'the key was sealed under another key-encryption key; rotate it again',
+    },
+  },
+  summary: "the decrypted API key of a tenant's provider",
+});
+
+/** `_governance.record_token_rotation`: see {@link GovernanceRecordTokenRotationRequest}. */
+export const GOVERNANCE_RECORD_TOKEN_ROTATION = defineInternalEndpoint({
+  name: '_governance.record_token_rotation',
+  service: 'governance',
+  callers: ['gateway'],
+  gate: 'admin',
+  request: GovernanceRecordTokenRotationRequest,
+  reply: GovernanceRecordTokenRotationReply,
+  refusals: {
+    already_rotated: {
+      code: 'conflict',
+      retryable: false,
+      summary: 'the revoked token was rotated already to another token: do not reveal the new one',
+    },
+  },
+  summary: "records auth.rotate_token's revocation and audit trail",
+});

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, contentHash } from '../src/domain/canonical-json.ts';
+import { canonicalJson, contentHash } from '../src/index.ts';
 
 describe('canonicalJson', () => {
   it('sorts object keys at every depth and keeps array order', () => {
@@ -20,7 +20,10 @@ describe('contentHash', () => {
     expect(contentHash({ b: 2, a: 1 })).toBe(`sha256:${hex}`);
   });
 
-  it('is the same for configurations that differ only in key order', () => {
+  it('is the same for configurations that differ only in key order, at any depth', () => {
+    expect(contentHash({ b: 1, a: { d: 2, c: [3, { f: 1, e: 0 }] } })).toBe(
+      contentHash({ a: { c: [3, { e: 0, f: 1 }], d: 2 }, b: 1 }),
+    );
     expect(contentHash({ llm_params: { model: 'm', temperature: 0 } })).toBe(
       contentHash({ llm_params: { temperature: 0, model: 'm' } }),
     );

@@ -1,0 +1,59 @@
+import { getInternalEndpoint, parseInternalRequest } from '@ars/contracts';
+import type { InternalEndpointDef, InternalParsedRequest, InternalReplyOut, VerifiedIdentity } from '@ars/contracts';
+import type { RpcHandler } from '@ars/bus';
+import { requireAdmin } from './authority.ts';
+
+/** One call of an internal endpoint as its handler sees it: the verified identity and the parsed body. */
+export interface InternalCall<E extends InternalEndpointDef> {
+  readonly identity: VerifiedIdentity;
+  readonly body: InternalParsedRequest<E>;
+}
+
+/** Handles one internal endpoint; throw `refuse(endpoint, reason, …)` for a declared refusal. */
+export type InternalHandlerFn<E extends InternalEndpointDef> = (call: InternalCall<E>) => Promise<InternalReplyOut<E>>;
+
+/** An internal endpoint of the registry bound to its handler, as a service serves it. */
+export interface InternalHandler {
+  readonly endpoint: InternalEndpointDef;
+  /** The handler behind the endpoint's gate and request schema. */
+  readonly handler: RpcHandler;
+}
+
+/**
+ * Binds `handle` to `endpoint`. The kit applies the endpoint's gate first
+ * (`admin`: 403 `identity_scope_required` without the claim), then parses
+ * the body with its request schema (400 `invalid_request` naming the first
+ * bad path), and only then runs the handler, which receives the parsed body.
+ */
+export function serveInternal<E extends InternalEndpointDef>(
+  endpoint: E,
+  handle: InternalHandlerFn<NoInfer<E>>,
+): InternalHandler {
+  return {
+    endpoint,
+    handler: async ({ identity, body }) => {
+      if (endpoint.gate === 'admin') requireAdmin(endpoint.name, identity);
+      return handle({ identity, body: parseInternalRequest(endpoint, body) });
+    },
+  };
+}
+
+/**
+ * The handlers of `service`'s internal endpoints by name. A handler for an
+ * endpoint outside the registry, another service's, or bound twice is a
+ * programming error and throws here, at boot.
+ */
+export function buildInternalTable(service: string, bound: readonly InternalHandler[]): Record<string, RpcHandler> {
+  const table: Record<string, RpcHandler> = {};
+  for (const { endpoint, handler } of bound) {
+    if (getInternalEndpoint(endpoint.name) !== endpoint) {
+      throw new Error(`${service}: internal endpoint ${endpoint.name} is not the registry's`);
+    }
+    if (endpoint.service !== service) {
+      throw new Error(`${service} serves ${endpoint.name}, which ${endpoint.service} owns`);
+    }
+    if (Object.hasOwn(table, endpoint.name)) throw new Error(`${service} serves ${endpoint.name} twice`);
+    table[endpoint.name] = handler;
+  }
+  return table;
+}

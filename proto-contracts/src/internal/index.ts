@@ -1,0 +1,68 @@
+import type { ServiceName } from '../method-def.ts';
+import type { InternalEndpointDef } from '../internal-def.ts';
+import { AGENT_EFFECTIVE_CONFIG, AGENT_RESOLVE } from './agent.ts';
+import {
+  ARTIFACT_DOWNLOAD_BEGIN,
+  ARTIFACT_ERASE_SESSION,
+  ARTIFACT_RESOLVE,
+  ARTIFACT_UPLOAD_ABORT,
+  ARTIFACT_UPLOAD_BEGIN,
+} from './artifact.ts';
+import {
+  GOVERNANCE_ADMIT_LLM_CALL,
+  GOVERNANCE_EFFECTIVE_OVERRIDES,
+  GOVERNANCE_FAILOVER,
+  GOVERNANCE_PROVIDER_KEY,
+  GOVERNANCE_RECORD_COST,
+  GOVERNANCE_RECORD_TOKEN_ROTATION,
+} from './governance.ts';
+import { MEMORY_CALLER_READ, MEMORY_CALLER_WRITE, MEMORY_ERASE_SESSION, MEMORY_PROMPT_BLOCKS } from './memory.ts';
+import { SESSION_ADMIT } from './session.ts';
+import { TASKS_ERASE_SESSION } from './tasks.ts';
+
+/**
+ * The internal endpoint registry: every service-to-service call, by owner.
+ * Each owner serves exactly its rows (service-kit refuses to boot
+ * otherwise); callers reach them through the typed client of `@ars/bus`.
+ */
+export const INTERNAL_ENDPOINTS: readonly InternalEndpointDef[] = Object.freeze([
+  ARTIFACT_UPLOAD_BEGIN,
+  ARTIFACT_UPLOAD_ABORT,
+  ARTIFACT_RESOLVE,
+  ARTIFACT_ERASE_SESSION,
+  ARTIFACT_DOWNLOAD_BEGIN,
+  AGENT_RESOLVE,
+  AGENT_EFFECTIVE_CONFIG,
+  SESSION_ADMIT,
+  GOVERNANCE_PROVIDER_KEY,
+  GOVERNANCE_RECORD_COST,
+  GOVERNANCE_ADMIT_LLM_CALL,
+  GOVERNANCE_EFFECTIVE_OVERRIDES,
+  GOVERNANCE_FAILOVER,
+  GOVERNANCE_RECORD_TOKEN_ROTATION,
+  TASKS_ERASE_SESSION,
+  MEMORY_PROMPT_BLOCKS,
+  MEMORY_ERASE_SESSION,
+  MEMORY_CALLER_WRITE,
+  MEMORY_CALLER_READ,
+]);
+
+const BY_NAME: ReadonlyMap<string, InternalEndpointDef> = (() => {
+  const map = new Map<string, InternalEndpointDef>();
+  for (const endpoint of INTERNAL_ENDPOINTS) {
+    // A duplicate is a registry bug: fail at import rather than serve ambiguously.
+    if (map.has(endpoint.name)) throw new Error(`duplicate internal endpoint: ${endpoint.name}`);
+    map.set(endpoint.name, endpoint);
+  }
+  return map;
+})();
+
+/** The registry row of an internal endpoint name; `undefined` outside the registry. */
+export function getInternalEndpoint(name: string): InternalEndpointDef | undefined {
+  return BY_NAME.get(name);
+}
+
+/** The internal endpoints a service owns (and must serve), in registry order. */
+export function internalEndpointsOfService(service: ServiceName): readonly InternalEndpointDef[] {
+  return INTERNAL_ENDPOINTS.filter((endpoint) => endpoint.service === service);
+}

@@ -1,0 +1,130 @@
+import { randomBytes } from 'node:crypto';
+import type { Bus } from '@ars/bus';
+import type { Logger } from '@ars/telemetry';
+import type { PauseRecord } from '../domain/pause.ts';
+import type { ContextEntry, TaskRecord } from '../domain/task.ts';
+import type { RunOverridesRepository } from '../store/run-overrides.repository.ts';
+import { RUN_STATE_DEFAULTS } from '../store/run-state.repository.ts';
+import type { Checkpoint, Owner, RunStateRepository } from '../store/run-state.repository.ts';
+import type { TaskConfigRepository } from '../store/task-config.repository.ts';
+import type { TaskRepository } from '../store/task.repository.ts';
+import type { ArtifactIo } from '../tools/artifact-io.ts';
+import type { ToolRegistry } from '../tools/registry.ts';
+import type { AgentConfigResolver } from './agent-config.ts';
+import type { EngineSettings } from './engine-config.ts';
+import type { EventPipeline } from './event-pipeline.ts';
+import type { Governance } from './governance.ts';
+import type { MemoryPrompt } from './memory.ts';
+import { RunCosts } from './run-costs.ts';
+import { RunEvents } from './run-events.ts';
+import type { RunSignals } from './run-signals.ts';
+import type { StoredEventIds } from './stored-events.ts';
+
+/**
+ * The state of one claimed run on this executor, in one place: what the
+ * step modules (`run-prepare`, `run-step`, `approval`, `controls`,
+ * `run-finish`) read and write. Each of them is a function of a
+ * {@link RunState} (its deps included); none reaches into another's
+ * state. How the run is stopped is its {@link RunSignals}.
+ */
+
+/** What the engine gives each run. */
+export interface RunDeps {
+  readonly bus: Bus;
+  readonly pipeline: EventPipeline;
+  /** Which of a run's events the stream holds, asked after an outage (`stored-events.ts`). */
+  readonly storedEvents: StoredEventIds;
+  readonly logger: Logger;
+  readonly tasks: TaskRepository;
+  readonly runStates: RunStateRepository;
+  readonly tools: ToolRegistry;
+  readonly agents: AgentConfigResolver;
+  readonly runOverrides: RunOverridesRepository;
+  readonly taskConfigs: TaskConfigRepository;
+  readonly governance: Governance;
+  readonly memory: MemoryPrompt;
+  readonly artifacts: ArtifactIo;
+  readonly settings: EngineSettings;
+}
+
+/** How an approval wait ended. */
+export type Verdict = 'approve' | 'reject' | 'timeout_reject' | 'stop';
+
+/** The approval the run waits for now, and how that wait is ended. */
+export interface PendingApproval {
+  readonly record: PauseRecord;
+  readonly settle: (verdict: Verdict) => void;
+}
+
+/** The control inbox a live run listens on (`serveControlInbox`). */
+export interface RunInbox {
+  close(): void;
+}
+
+export interface RunState {
+  readonly taskId: string;
+  /** This claim of the run (a redelivery or a re-enqueued run is another): part of each LLM call's id. */
+  readonly claim: string;
+  readonly deps: RunDeps;
+  readonly log: Logger;
+  readonly signals: RunSignals;
+  /** The task row as claimed; `status`, `goal` and `priority` follow the run's own changes. */
+  readonly task: TaskRecord;
+  readonly owner: Owner;
+  readonly events: RunEvents;
+  /** Its LLM calls' costs on their way to governance. */
+  readonly costs: RunCosts;
+  /** Injected context and user messages, oldest first (the task's `context`). */
+  readonly context: ContextEntry[];
+  /** What each step checkpoints: the step number, the messages, the tool calls, the inputs consumed, the cost. */
+  checkpoint: Checkpoint;
+  /** A requested live pause, unresolved. */
+  pause: PauseRecord | undefined;
+  /** The approval the run waits for now. */
+  approval: PendingApproval | undefined;
+  /** Ends the approval wait when its policy's timeout passes. */
+  approvalTimer: NodeJS.Timeout | undefined;
+  /** An approval still open from an earlier executor of the run, reused by the same call. */
+  restoredApproval: PauseRecord | undefined;
+  /** Pause tokens of this run resolved on this executor (a second approve of one is refused). */
+  readonly resolvedTokens: Set<string>;
+  /** True once the run had a pause record: its open ones are resolved when it ends. */
+  pausesOpened: boolean;
+  inbox: RunInbox | undefined;
+  /** The control chain: controls are applied one at a time, in arrival order. */
+  controls: Promise<void>;
+}
+
+/** Creates the state of a claimed `task` (no checkpoint restored yet). */
+export function createRunState(task: TaskRecord, deps: RunDeps, signals: RunSignals, log: Logger): RunState {
+  const owner: Owner = { tenant: task.tenant, user: task.user, session: task.session };
+  const events = new RunEvents({
+    pipeline: deps.pipeline,
+    identity: { ...owner, run: task.task_id },
+    logger: log,
+    storedIds: deps.storedEvents,
+    fromSequence: task.spawned_sequence ?? 0,
+    holdsRun: () => signals.leaseHeld(),
+  });
+  return {
+    taskId: task.task_id,
+    claim: randomBytes(4).toString('hex'),
+    deps,
+    log,
+    signals,
+    task,
+    owner,
+    events,
+    costs: new RunCosts((record) => deps.governance.recordCost(events.quad, record), log),
+    context: [],
+    checkpoint: { ...RUN_STATE_DEFAULTS, messages: [], completed_calls: [] },
+    pause: undefined,
+    approval: undefined,
+    approvalTimer: undefined,
+    restoredApproval: undefined,
+    resolvedTokens: new Set<string>(),
+    pausesOpened: false,
+    inbox: undefined,
+    controls: Promise.resolve(),
+  };
+}
