@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
+import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,8 +27,13 @@ import type { TestSystem } from '@ars/testkit';
  * bound is kept loose enough not to fail on V8's drift; a leak of the
  * bodies sent would be far above it).
  *
+ * A second property keeps one connection alive across a refused request
+ * (malformed JSON or `null` streamed in pieces, a declared body far over the
+ * limit, headers over 16 KiB) and the next one: the refusal comes at once in
+ * the envelope, and the next request on that connection is answered (issue 32).
+ *
  * CI runs `ARS_FUZZ_RUNS` (default 300) cases from `ARS_FUZZ_SEED` (default
- * fixed); before a release: `ARS_FUZZ_RUNS=20000 ./ars test --project e2e test-e2e/fuzz.e2e.test.ts`.
+ * fixed), and `ARS_FUZZ_WIRE_RUNS` (default 60) of the second; before a release: `ARS_FUZZ_RUNS=20000 ./ars test --project e2e test-e2e/fuzz.e2e.test.ts`.
  */
 
 const RUNS = Number(process.env.ARS_FUZZ_RUNS ?? 300);
@@ -138,6 +144,70 @@ function attemptFor(method: MethodDef): fc.Arbitrary<Attempt> {
 
 const anyAttempt = fc.constantFrom(...POST_METHODS).chain(attemptFor);
 
+const WIRE_RUNS = Number(process.env.ARS_FUZZ_WIRE_RUNS ?? 60);
+const ARTIFACTS_PUT = POST_METHODS.find((method) => method.name === 'artifacts.put')!;
+const CHUNKED: Readonly<Record<string, string>> = { 'transfer-encoding': 'chunked' };
+
+/** One request for a kept-alive connection: headers, and a body written piece by piece. */
+interface WireCase {
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly pieces: readonly Uint8Array[];
+  readonly label: string;
+  readonly [fc.toStringMethod]: () => string;
+}
+
+function wireCase(label: string, path: string, headers: Readonly<Record<string, string>>, body: Uint8Array, piece: number): WireCase {
+  const pieces: Uint8Array[] = [];
+  for (let at = 0; at < body.length; at += piece) pieces.push(body.subarray(at, at + piece));
+  return { path, headers, pieces, label, [fc.toStringMethod]: () => `${path}: ${label} (${body.length} bytes)` };
+}
+
+/** Malformed JSON streamed in pieces, going wrong early or late, with a length or chunked. */
+const streamedMalformed = fc
+  .record({
+    method: fc.constantFrom(...POST_METHODS),
+    filler: fc.constantFrom(10_000, 200_000, 1_500_000),
+    piece: fc.integer({ min: 1_024, max: 65_536 }),
+    chunked: fc.boolean(),
+    early: fc.boolean(),
+  })
+  .map(({ method, filler, piece, chunked, early }) => {
+    const valid = JSON.stringify(minimalBody(method).body);
+    const text = early ? `{"identity":{}}}${'x'.repeat(filler)}` : `${valid.slice(0, -1)},"f":"${'x'.repeat(filler)}", oops}`;
+    const label = `malformed ${early ? 'early' : 'late'}, ${chunked ? 'chunked' : 'sized'}`;
+    return wireCase(label, method.routes[0]!, chunked ? CHUNKED : {}, encoder.encode(text), piece);
+  });
+
+/** The JSON `null`, alone or followed by blanks still arriving. */
+const streamedNull = fc
+  .record({ method: fc.constantFrom(...POST_METHODS), blanks: fc.constantFrom(0, 300_000), chunked: fc.boolean() })
+  .map(({ method, blanks, chunked }) =>
+    wireCase(`null + ${blanks} blanks`, method.routes[0]!, chunked ? CHUNKED : {}, encoder.encode(`null${' '.repeat(blanks)}`), 65_536),
+  );
+
+/** An artifacts.put declaring 200 MB (far over the limit) of which only a part is sent. */
+const declaredOverLimit = fc.constantFrom(200_000, 1_000_000).map((sent) =>
+  wireCase(
+    `artifacts.put declaring 200 MB, ${sent} bytes sent`,
+    ARTIFACTS_PUT.routes[0]!,
+    { 'content-length': String(200_000_000) },
+    encoder.encode(`{"identity":{},"mime_type":"a/b","content_base64":"${'A'.repeat(sent)}`),
+    65_536,
+  ),
+);
+
+/** A header section over node's 16 KiB limit, in one field or in many. */
+const oversizedHeaders = fc.record({ size: fc.integer({ min: 17_000, max: 70_000 }), many: fc.boolean() }).map(({ size, many }) => {
+  const headers: Record<string, string> = many
+    ? Object.fromEntries(Array.from({ length: Math.ceil(size / 100) }, (_, i) => [`x-h${i}`, 'v'.repeat(90)]))
+    : { 'x-filler': 'x'.repeat(size) };
+  return wireCase(`headers of ${size} bytes${many ? ' in many fields' : ''}`, '/v1/control/runtime.info', headers, json({ identity: {} }), 65_536);
+});
+
+/** Requests refused while their body is still arriving, or before any method is chosen. */
+const wireAttempt: fc.Arbitrary<WireCase> = fc.oneof(streamedMalformed, streamedNull, declaredOverLimit, oversizedHeaders);
+
 /** The body of a chunked HTTP/1.1 answer. */
 function unchunk(text: string): string {
   let out = '';
@@ -234,6 +304,73 @@ describe('bad input over every method route (property-based)', () => {
       { numRuns: runs, seed, endOnFailure: true },
     );
   }
+
+  /**
+   * Sends `wire` on `agent`'s one pooled connection and resolves with the
+   * answer, also when the server closed before the whole body was written
+   * (once the answer came).
+   */
+  function sendKeptAlive(agent: Agent, wire: Pick<WireCase, 'path' | 'headers' | 'pieces'>, timeoutMs = 10_000) {
+    const url = new URL(sys.baseUrl);
+    const framed = wire.headers['transfer-encoding'] !== undefined || wire.headers['content-length'] !== undefined;
+    const length = wire.pieces.reduce((sum, piece) => sum + piece.length, 0);
+    return new Promise<{ status: number; text: string }>((resolve, reject) => {
+      let answered = false;
+      const timer = setTimeout(() => {
+        outgoing.destroy();
+        reject(new Error(`no answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const headers = {
+        authorization: `Bearer ${sys.token}`,
+        'content-type': 'application/json',
+        ...(framed ? {} : { 'content-length': String(length) }),
+        ...wire.headers,
+      };
+      const outgoing = request({ agent, host: url.hostname, port: url.port, method: 'POST', path: wire.path, headers }, (response) => {
+        answered = true;
+        const parts: Buffer[] = [];
+        response.on('data', (part: Buffer) => parts.push(part));
+        response.on('end', () => {
+          clearTimeout(timer);
+          resolve({ status: response.statusCode ?? 0, text: Buffer.concat(parts).toString('utf8') });
+        });
+      });
+      outgoing.on('error', (error) => {
+        if (answered) return;
+        clearTimeout(timer);
+        reject(error);
+      });
+      void (async () => {
+        for (const piece of wire.pieces) {
+          if (answered || outgoing.destroyed) return;
+          if (!outgoing.write(piece)) await once(outgoing, 'drain').catch(() => undefined);
+        }
+        if (!outgoing.destroyed) outgoing.end();
+      })();
+    });
+  }
+
+  it('answers a refused streamed body or oversized headers at once, then serves the next request on the kept-alive connection', { timeout: 600_000 }, async () => {
+    const follow = { path: '/v1/control/runtime.info', headers: {}, pieces: [json({ identity: {} })] };
+    await fc.assert(
+      fc.asyncProperty(wireAttempt, async (wire) => {
+        const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+        try {
+          const { status, text } = await sendKeptAlive(agent, wire);
+          const where = `${wire.label}: ${status} ${text.slice(0, 300)}`;
+          expect(status >= 400 && status < 500, where).toBe(true);
+          const envelope = JSON.parse(text) as { code?: unknown; message?: unknown };
+          expect(typeof envelope.code, where).toBe('string');
+          expect(typeof envelope.message, where).toBe('string');
+          const next = await sendKeptAlive(agent, follow, 5_000);
+          expect(next.status, `${wire.label}, then: ${next.status} ${next.text.slice(0, 200)}`).toBe(200);
+        } finally {
+          agent.destroy();
+        }
+      }),
+      { numRuns: WIRE_RUNS, seed: SEED, endOnFailure: true },
+    );
+  });
 
   it('answers every case in the envelope without a 5xx, restarts nothing, and gives its memory back', { timeout: 600_000 }, async () => {
     const before = sys.system.processes();

@@ -304,6 +304,8 @@ describe('sessions end to end', () => {
       siblingArtifactId = await put(sibling);
       await admin.call('memory.put', { identity: {}, tier: 'session', key: 'scratch', value: { note: 'erase me' } });
       await admin.call('memory.put', { identity: {}, tier: 'user', key: 'profile', value: { name: 'kept' } });
+      await client.call('agent_config.session.skills.upsert', { identity: {}, skill: { name: 'greet', content: 'Hi.' } });
+      await client.call('agent_config.session.set_user_prompt', { identity: {}, prompt: 'Answer briefly.' });
       await admin.call(
         'memory.put',
         { identity: {}, tier: 'session', key: 'scratch', value: { note: 'keep me' } },
@@ -388,6 +390,24 @@ describe('sessions end to end', () => {
         status: 404,
         code: 'not_found',
       });
+    });
+
+    it('leaves no session skill, and refuses every later write under the session with 410 session_erased', async () => {
+      const skills = await client.call<{ items: unknown[] }>('agent_config.session.skills.list', { identity: {} });
+      expect(skills.items).toEqual([]);
+      const admin = await clientFor(identity, ['admin']);
+      const writes: Array<() => Promise<unknown>> = [
+        () => admin.call('memory.put', { identity: {}, tier: 'session', key: 'scratch', value: { note: 'again' } }),
+        () =>
+          client.call('agent_config.session.skills.upsert', { identity: {}, skill: { name: 'greet', content: 'Hi.' } }),
+        () => client.call('agent_config.session.skills.delete', { identity: {}, name: 'greet' }),
+        () => client.call('agent_config.session.set_user_prompt', { identity: {}, prompt: 'again' }),
+        () => client.call('agent_config.session.set_source_disables', { identity: {}, sources: [] }),
+      ];
+      for (const write of writes) {
+        expect(await refusal(write())).toMatchObject({ status: 410, code: 'session_erased' });
+      }
+      expect(await refusal(memoryGet('session', 'scratch'))).toMatchObject({ status: 404, code: 'not_found' });
     });
 
     it('refuses every later start on the session with 410 session_erased', async () => {

@@ -20,6 +20,8 @@ export const ERROR_CODES = {
   unknown_method: 404,
   /** Malformed JSON, an unknown member, a wrong type, an unknown agent_id. */
   invalid_request: 400,
+  /** The request did not arrive in full in time (node's headers or request timeout); sent by the gateway's HTTP layer. */
+  request_timeout: 408,
   /** A conflicting write (for example a stale revision). */
   conflict: 409,
   /** The session was erased by sessions.delete; use a fresh session id. */
@@ -30,6 +32,8 @@ export const ERROR_CODES = {
   payload_invalid: 422,
   /** A rate limit or budget refused the call. */
   rate_limited: 429,
+  /** The request's header section is larger than the gateway's HTTP parser accepts. */
+  headers_too_large: 431,
   /** An unexpected failure; details are in the log, never on the wire. */
   internal: 500,
   /** The owning service has not built this method yet. */

@@ -405,6 +405,8 @@ export {
   AGENT_EFFECTIVE_CONFIG,
   AgentEffectiveConfigRequest,
   AgentEffectiveConfigReply,
+  AGENT_ERASE_SESSION,
+  AgentEraseSessionReply,
   EffectiveLayer,
   EffectiveSkill,
 } from './internal/agent.ts';
@@ -476,3 +478,30 @@ export { buildOpenApiDocument } from './openapi.ts';
 export type { OpenApiOptions, OpenApiDocument } from './openapi.ts';
 export { EVENT_SCHEMA_ANNOTATIONS, buildEventJsonSchemas } from './event-schemas.ts';
 export type { EventJsonSchemas } from './event-schemas.ts';
+export {
+  CatalogueTool,
+  MCP_CALL_TOOL,
+  MCP_CANCEL_CALL,
+  MCP_TOOL_NAME_SEPARATOR,
+  McpCallToolReply,
+  McpCallToolRequest,
+  McpCancelCallReply,
+  McpCancelCallRequest,
+  TOOLS_CATALOGUE,
+  TOOLS_RECORD_CALLS,
+  ToolCallRecord,
+  ToolsCatalogueReply,
+  ToolsCatalogueRequest,
+  ToolsRecordCallsReply,
+  ToolsRecordCallsRequest,
+} from './internal/tools.ts';
+export {
+  BUILTIN_TOOL_BOUNDS,
+  BUILTIN_TOOL_MANIFESTS,
+  BUILTIN_TRANSPORT,
+  argumentsJsonSchema,
+  artifactReadArgs,
+  artifactWriteArgs,
+  getBuiltinToolManifest,
+} from './tools/builtin-manifests.ts';
+export type { BuiltinToolManifest } from './tools/builtin-manifests.ts';

@@ -88,11 +88,13 @@ const STATUS_TITLES: Readonly<Record<number, string>> = {
   401: 'Identity unknown',
   403: 'Identity known but insufficient',
   404: 'Not found',
+  408: 'Request timeout',
   409: 'Conflict',
   410: 'Gone',
   413: 'Payload too large',
   422: 'Payload invalid',
   429: 'Rate limited',
+  431: 'Headers too large',
   500: 'Internal error',
   501: 'Not implemented',
   503: 'Unavailable',
@@ -118,6 +120,16 @@ function errorResponses(): Record<string, unknown> {
   );
 }
 
+/** The methods that write under the caller's session: refused 410 `session_erased` once it was erased. */
+const SESSION_WRITES: ReadonlySet<string> = new Set([
+  'start',
+  'memory.put',
+  'agent_config.session.skills.upsert',
+  'agent_config.session.skills.delete',
+  'agent_config.session.set_user_prompt',
+  'agent_config.session.set_source_disables',
+]);
+
 /** The error statuses an operation documents, from what the registry row says about it. */
 function errorStatusesOf(method: MethodDef): number[] {
   const statuses = new Set([400, 401, 404, 429, 500, 501, 503, 504]);
@@ -130,7 +142,7 @@ function errorStatusesOf(method: MethodDef): number[] {
   if (method.httpMethod === 'POST') statuses.add(413);
   if (method.auth.includes('M')) statuses.add(409);
   if (method.steering !== undefined) statuses.add(422);
-  if (method.name === 'start') statuses.add(410);
+  if (SESSION_WRITES.has(method.name)) statuses.add(410);
   return [...statuses].sort((a, b) => a - b);
 }
 

@@ -20,6 +20,7 @@ import {
 /** Every `_x.y` endpoint a service serves or calls today. */
 const EXPECTED = [
   '_agent.effective_config',
+  '_agent.erase_session',
   '_agent.resolve',
   '_artifact.download_begin',
   '_artifact.erase_session',
@@ -32,12 +33,16 @@ const EXPECTED = [
   '_governance.provider_key',
   '_governance.record_cost',
   '_governance.record_token_rotation',
+  '_mcp.call_tool',
+  '_mcp.cancel_call',
   '_memory.caller_read',
   '_memory.caller_write',
   '_memory.erase_session',
   '_memory.prompt_blocks',
   '_session.admit',
   '_tasks.erase_session',
+  '_tools.catalogue',
+  '_tools.record_calls',
 ];
 
 describe('internal endpoint registry', () => {

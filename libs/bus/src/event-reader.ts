@@ -1,6 +1,6 @@
 import { nanos } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, ReplayPolicy } from '@nats-io/jetstream';
-import type { ConsumerConfig, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import type { ConsumerConfig, ConsumerInfo, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { ServiceError } from '@ars/contracts';
 import { isConnectionUp } from './connection.ts';
 import type { Bus } from './connection.ts';
@@ -152,18 +152,43 @@ function readConfig(options: ReadEventsOptions): Partial<ConsumerConfig> {
 }
 
 /**
+ * How long a range read waits for its next message before it asks the server
+ * whether its consumer still has anything to deliver (see {@link readEvents}).
+ */
+const READ_PROBE_MS = 250;
+
+/**
+ * True when a delivery's pending count fell by more than the one message it
+ * delivered: messages the read had counted are gone. Either a purge deleted
+ * them, or (nats-server before 2.9.15, nats-server#3838) a purge of any
+ * subject its filter covers moved the consumer to the end of the stream,
+ * skipping them; only a fresh consumer tells which.
+ */
+function countFell(previousPending: number | undefined, record: EventRecord): boolean {
+  return previousPending !== undefined && record.pending < previousPending - 1;
+}
+
+/**
  * Opens a bounded read of the EVENTS stream through an ephemeral pull
  * consumer (no acks, memory storage). The consumer is created before this
  * resolves, so `pendingAtStart` and every later `pending` count messages
  * stored up to at least that moment.
+ *
+ * A purge under way (a session erasure) can cut the consumer short: its
+ * pending count falls by more than one, or it stops delivering while the
+ * server counts nothing left for it. The read then opens a fresh consumer
+ * after the last record it delivered, whose count comes from the stored
+ * messages, and goes on; a record the cut consumer delivered out of order
+ * is not handed out. Reads cut short again and again without delivering
+ * anything for `stallMs` fail `unavailable`, as a stalled read does.
  */
 export async function readEvents(bus: Bus, options: ReadEventsOptions = {}): Promise<EventRangeReader> {
   // Asked while the connection is down, creating the consumer would wait out its request timeout for nothing.
   if (!isConnectionUp(bus.nc)) throw new ServiceError('unavailable', 'no connection to nats-server');
-  const info = await addEphemeralConsumer(bus, EVENTS_STREAM, readConfig(options));
-  const consumer = bus.js.consumers.getConsumerFromInfo(info);
+  const first = await addEphemeralConsumer(bus, EVENTS_STREAM, readConfig(options));
   const batch = options.batch ?? DEFAULT_BATCH;
   const stallMs = options.stallMs ?? READ_STALL_MS;
+  let consumerName = first.name;
   let messages: ConsumerMessages | undefined;
   let closed: Promise<void> | undefined;
 
@@ -171,47 +196,75 @@ export async function readEvents(bus: Bus, options: ReadEventsOptions = {}): Pro
     closed ??= (async () => {
       messages?.stop();
       // An ephemeral consumer not deleted (JetStream away) goes by itself after its inactivity threshold.
-      await bus.jsm.consumers.delete(EVENTS_STREAM, info.name).catch(() => undefined);
+      await bus.jsm.consumers.delete(EVENTS_STREAM, consumerName).catch(() => undefined);
     })();
     return closed;
   };
 
-  async function* iterate(): AsyncGenerator<EventRecord, void, undefined> {
-    if (info.num_pending === 0 || closed !== undefined) return;
-    messages = await consumer.consume({ max_messages: batch, expires: TAIL_EXPIRES_MS });
+  /** How one consumer's delivery ended: the read's end, or cut short by a purge. */
+  type SegmentEnd = 'end' | 'cut';
+  const progress: { last: number | undefined } = { last: undefined };
+
+  async function* segment(info: ConsumerInfo): AsyncGenerator<EventRecord, SegmentEnd, undefined> {
+    messages = await bus.js.consumers
+      .getConsumerFromInfo(info)
+      .consume({ max_messages: batch, expires: TAIL_EXPIRES_MS });
     // Closed while the pull was being set up: the consumer is already gone.
     if (closed !== undefined) {
       messages.stop();
-      return;
+      return 'end';
     }
+    const current = messages;
     // One timer for the whole read, counting only the time spent waiting for the server (not a slow caller).
     let waitingSince: number | undefined = Date.now();
     let stalled = false;
-    const watch = (): NodeJS.Timeout => {
-      const due = waitingSince === undefined ? stallMs : waitingSince + stallMs - Date.now();
-      return setTimeout(
-        () => {
-          if (waitingSince === undefined || Date.now() - waitingSince < stallMs) return void (watchdog = watch());
-          stalled = true;
-          messages?.stop();
-        },
-        Math.max(1, due),
-      );
+    let cut = false;
+    // The first record counts the ones after it: one fewer than the consumer counted at its creation.
+    let pending: number | undefined = info.num_pending;
+    const probe = async (): Promise<void> => {
+      const state = await bus.jsm.consumers.info(EVENTS_STREAM, info.name).catch(() => undefined);
+      // A consumer that is gone is left to the stall; one that counts nothing left was cut short.
+      if (state !== undefined && state.num_pending === 0 && waitingSince !== undefined) {
+        cut = true;
+        current.stop();
+      }
     };
+    let probedAt = 0;
+    const tick = Math.max(1, Math.min(READ_PROBE_MS, stallMs) / 2);
+    const watch = (): NodeJS.Timeout =>
+      setTimeout(() => {
+        watchdog = watch();
+        if (waitingSince === undefined) return;
+        const now = Date.now();
+        if (now - waitingSince >= stallMs) {
+          stalled = true;
+          current.stop();
+        } else if (now - waitingSince >= READ_PROBE_MS && now - probedAt >= READ_PROBE_MS) {
+          probedAt = now;
+          void probe();
+        }
+      }, tick);
     let watchdog = watch();
     try {
-      for await (const msg of messages) {
+      for await (const msg of current) {
         waitingSince = undefined;
         const record = toRecord(msg);
+        if (countFell(pending, record)) {
+          cut = true;
+          break;
+        }
+        pending = record.pending;
+        progress.last = record.seq;
         yield record;
-        if (record.pending === 0) return;
+        if (record.pending === 0) return 'end';
         waitingSince = Date.now();
       }
     } finally {
       clearTimeout(watchdog);
-      messages.stop();
+      current.stop();
     }
-    if (closed !== undefined) return;
+    if (closed !== undefined) return 'end';
+    if (cut) return 'cut';
     throw new ServiceError(
       'unavailable',
       stalled
@@ -220,8 +273,27 @@ export async function readEvents(bus: Bus, options: ReadEventsOptions = {}): Pro
     );
   }
 
+  async function* iterate(): AsyncGenerator<EventRecord, void, undefined> {
+    let info: ConsumerInfo = first;
+    let progressedAt = Date.now();
+    for (;;) {
+      if (info.num_pending === 0 || closed !== undefined) return;
+      const before = progress.last;
+      if ((yield* segment(info)) === 'end' || closed !== undefined) return;
+      if (progress.last !== before) progressedAt = Date.now();
+      else if (Date.now() - progressedAt >= stallMs) {
+        throw new ServiceError('unavailable', `the event stream read was cut short by purges for ${stallMs} ms`);
+      }
+      const cutName = info.name;
+      const restart = progress.last === undefined ? options : { ...options, startSequence: progress.last + 1 };
+      info = await addEphemeralConsumer(bus, EVENTS_STREAM, readConfig(restart));
+      consumerName = info.name;
+      void bus.jsm.consumers.delete(EVENTS_STREAM, cutName).catch(() => undefined);
+    }
+  }
+
   return {
-    pendingAtStart: info.num_pending,
+    pendingAtStart: first.num_pending,
     close,
     [Symbol.asyncIterator]: () => iterate(),
   };
@@ -249,7 +321,10 @@ export interface EventTail extends AsyncIterable<EventRecord> {
  *   connection, to another node, stayed up; the client's own ordered
  *   consumer took 20 s and more to notice and recreate on a 3-node cluster);
  * - when a delivery is skipped (a dropped pull batch), as an ordered
- *   consumer would.
+ *   consumer would;
+ * - when its pending count falls by more than one, or it idles (a server
+ *   heartbeat) while its last delivery counted more to come: a purge moved
+ *   it ahead (see {@link countFell}).
  * Creating the replacement tries again while a node is down
  * ({@link addEphemeralConsumer}); when that fails (JetStream still
  * recovering), iteration throws and the caller opens the tail again from
@@ -264,16 +339,20 @@ export async function tailEvents(bus: Bus, options: TailEventsOptions): Promise<
     readonly messages: ConsumerMessages;
     /** Set when the consumer is to be replaced rather than the iteration ended. */
     replace: boolean;
+    /** The pending count of the last record it delivered. */
+    pending: number;
   }
   const open = async (): Promise<Live> => {
     const info = await addEphemeralConsumer(bus, EVENTS_STREAM, readConfig({ startSequence: next }));
     const messages = await bus.js.consumers
       .getConsumerFromInfo(info)
       .consume({ max_messages: batch, expires: TAIL_EXPIRES_MS, idle_heartbeat: TAIL_HEARTBEAT_MS });
-    const opened: Live = { name: info.name, messages, replace: false };
+    const opened: Live = { name: info.name, messages, replace: false, pending: 0 };
     void (async () => {
       for await (const status of messages.status()) {
-        if (status.type !== 'heartbeats_missed') continue;
+        // An idle heartbeat while the last delivery counted more to come: a purge moved the consumer past them.
+        const cut = status.type === 'heartbeat' && opened.pending > 0;
+        if (status.type !== 'heartbeats_missed' && !cut) continue;
         opened.replace = true;
         messages.stop();
         return;
@@ -296,7 +375,9 @@ export async function tailEvents(bus: Bus, options: TailEventsOptions): Promise<
   async function* iterate(): AsyncGenerator<EventRecord, void, undefined> {
     while (!closed) {
       let delivered = 0;
-      for await (const msg of live.messages) {
+      let pending: number | undefined;
+      const current = live;
+      for await (const msg of current.messages) {
         if (msg.info.deliverySequence !== delivered + 1) {
           // A delivery went missing: read again after the last sequence delivered.
           live.replace = true;
@@ -304,6 +385,12 @@ export async function tailEvents(bus: Bus, options: TailEventsOptions): Promise<
         }
         delivered = msg.info.deliverySequence;
         const record = toRecord(msg);
+        if (countFell(pending, record)) {
+          // Counted messages are gone: purged, or skipped by a purge (see countFell). Read again after `next`.
+          live.replace = true;
+          break;
+        }
+        pending = current.pending = record.pending;
         if (record.seq < next) continue;
         next = record.seq + 1;
         yield record;

@@ -49,8 +49,8 @@ export { IDENTITY_HEADERS, decodeIdentityHeaders, encodeIdentityHeaders } from '
 export { endpointName, serveService } from './rpc-server.ts';
 export type { RpcHandler, RpcReply, RpcRequest, ServedService, ServeOptions } from './rpc-server.ts';
 export { DEFAULT_RPC_TIMEOUT_MS, createRpcClient } from './rpc-client.ts';
-export { callInternal } from './internal-client.ts';
-export type { InternalCaller } from './internal-client.ts';
+export { callInternal, callInternalWithinBudget } from './internal-client.ts';
+export type { BudgetOptions, InternalCaller } from './internal-client.ts';
 export { isStreamUnreachable, publishToStream, StreamPublishError } from './stream-publish.ts';
 export type { StreamAck, StreamPublishOptions } from './stream-publish.ts';
 export type { CallOptions, RpcClient, RpcClientOptions } from './rpc-client.ts';

@@ -94,6 +94,9 @@ async function handleInSpan(ctx: EndpointContext, msg: ServiceMsg, span: Span): 
     span.setAttribute('ars.error_code', error.code);
     if (!isServiceError(thrown)) {
       ctx.logger.error({ err: thrown, method: ctx.method }, 'rpc handler failed');
+    } else if (error.code === 'unavailable' || error.code === 'timeout') {
+      // A dependency that did not answer: the caller retries; an outage shows as many of these, not as one error.
+      ctx.logger.warn({ code: error.code, method: ctx.method, message: error.message }, 'rpc dependency unavailable');
     } else if (error.status >= 500 && error.code !== 'unimplemented') {
       ctx.logger.error({ code: error.code, method: ctx.method, message: error.message }, 'rpc handler failed');
     } else {

@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
-import { GOVERNANCE_ADMIT_LLM_CALL, refuse, refusalOf, SESSION_ADMIT } from '@ars/contracts';
+import { describe, expect, it, vi } from 'vitest';
+import { GOVERNANCE_ADMIT_LLM_CALL, refuse, refusalOf, ServiceError, SESSION_ADMIT } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
-import { callInternal } from '../src/index.ts';
+import { callInternal, callInternalWithinBudget } from '../src/index.ts';
 import type { InternalCaller } from '../src/index.ts';
 
 const CALLER: VerifiedIdentity = { tenant: 't', user: 'u', session: 's', scopes: [] };
@@ -53,5 +53,52 @@ describe('callInternal', () => {
     const error = await callInternal(rpc, SESSION_ADMIT, CALLER, TRIPLE).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'session_erased', retryable: false });
     expect(refusalOf(SESSION_ADMIT, error)).toBe('session_erased');
+  });
+});
+
+describe('callInternalWithinBudget', () => {
+  it('asks an owner with no responders again until it answers, within the budget, telling onWait once', async () => {
+    let up = false;
+    const { rpc, calls } = fakeRpc(() => {
+      if (!up) throw new ServiceError('unavailable', 'no responders');
+      return { state: 'open' };
+    });
+    setTimeout(() => (up = true), 120);
+    const onWait = vi.fn();
+    await expect(
+      callInternalWithinBudget(rpc, SESSION_ADMIT, CALLER, TRIPLE, { timeoutMs: 2_000, onWait }),
+    ).resolves.toEqual({ state: 'open' });
+    expect(calls.length).toBeGreaterThan(1);
+    expect(onWait).toHaveBeenCalledTimes(1);
+    // Each ask waits only for what is left of the budget.
+    expect(calls.every((c) => (c.timeoutMs ?? 0) <= 2_000)).toBe(true);
+  });
+
+  it('throws unavailable once the budget is spent', async () => {
+    const { rpc, calls } = fakeRpc(() => {
+      throw new ServiceError('unavailable', 'no responders');
+    });
+    const started = Date.now();
+    await expect(
+      callInternalWithinBudget(rpc, SESSION_ADMIT, CALLER, TRIPLE, { timeoutMs: 300 }),
+    ).rejects.toMatchObject({ code: 'unavailable' });
+    expect(calls.length).toBeGreaterThan(1);
+    expect(Date.now() - started).toBeLessThan(300);
+  });
+
+  it('throws a timeout, a refusal or unimplemented at once', async () => {
+    for (const failure of [
+      new ServiceError('timeout', 'slow'),
+      new ServiceError('unimplemented', 'not here'),
+      refuse(SESSION_ADMIT, 'session_erased', 'erased'),
+    ]) {
+      const { rpc, calls } = fakeRpc(() => {
+        throw failure;
+      });
+      await expect(
+        callInternalWithinBudget(rpc, SESSION_ADMIT, CALLER, TRIPLE, { timeoutMs: 1_000 }),
+      ).rejects.toBe(failure);
+      expect(calls).toHaveLength(1);
+    }
   });
 });

@@ -80,6 +80,9 @@ describe('RPC over the services API', () => {
       'echo.refuse': async () => {
         throw new ServiceError('not_found', 'no such thing');
       },
+      'echo.dependency_down': async () => {
+        throw new ServiceError('unavailable', 'the store did not answer', { retryable: true });
+      },
       'echo.refuse_with_reason': async () => {
         throw new ServiceError('rate_limited', 'over budget', { retryable: false, reason: 'budget_exceeded' });
       },
@@ -138,6 +141,14 @@ describe('RPC over the services API', () => {
     const client = createRpcClient(await bus('client-3b'));
     const error = await client.call('echo', 'echo.refuse_with_reason', IDENTITY, {}).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'rate_limited', retryable: false, reason: 'budget_exceeded' });
+  });
+
+  it('logs a dependency that did not answer (503) at warn, not as a handler failure', async () => {
+    const client = createRpcClient(await bus('client-3c'));
+    const error = await client.call('echo', 'echo.dependency_down', IDENTITY, {}).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'unavailable', retryable: true });
+    const line = log.lines().find((l) => l.method === 'echo.dependency_down');
+    expect(line).toMatchObject({ level: 40, msg: 'rpc dependency unavailable', code: 'unavailable' });
   });
 
   it('answers internal for any other throw, with the stack in the log and not on the wire', async () => {

@@ -34,4 +34,11 @@ export type { PeriodicJob, PeriodicOptions } from './periodic.ts';
 export { reconcileIdentity, requireAdmin, requireOwnIdentity } from './authority.ts';
 export { canonicalJson, contentHash } from './canonical-json.ts';
 export { applyPatch, splitPatch } from './member-patch.ts';
+export {
+  ERASED_SESSIONS_COLLECTION,
+  createErasedSessionMarkers,
+  refuseWriteIfErased,
+  sessionErasedError,
+} from './erased-sessions.ts';
+export type { ErasedSessionMarkers, ErasedSessionTriple } from './erased-sessions.ts';
 export type { MemberPatch, PatchValues } from './member-patch.ts';

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { defineInternalEndpoint } from '../internal-def.ts';
 import { AgentId } from '../schemas/agent-config.ts';
 import { JsonObject } from '../schemas/common.ts';
-import { tripleShape } from './shapes.ts';
+import { ApprovalPolicy } from '../schemas/tool.ts';
+import { Count, OwnerTriple, tripleShape } from './shapes.ts';
 
 /** The refusal of an agent id a tenant may not run (shared by every endpoint that resolves one). */
 export const UNKNOWN_AGENT = {
@@ -54,7 +55,6 @@ export const EffectiveLayer = z.object({
     .optional()
     .describe('agent: its revision (null: built-in); user_variant: the variant'),
   applied_keys: z.array(z.string()),
-  unavailable: z.boolean().optional().describe('tenant_overrides only: governance did not answer, nothing applied'),
 });
 export type EffectiveLayer = z.infer<typeof EffectiveLayer>;
 
@@ -77,6 +77,10 @@ export const AgentEffectiveConfigReply = z.object({
   skills: z.array(EffectiveSkill),
   layers: z.array(EffectiveLayer),
   content_hash: z.string().describe('sha256: of the canonical JSON of {config, source_disables}'),
+  approval_policies: z
+    .record(z.string(), ApprovalPolicy)
+    .default({})
+    .describe("the tenant's tools.set_approval_policy choices, by exposed tool name (built-ins included)"),
 });
 export type AgentEffectiveConfigReply = z.infer<typeof AgentEffectiveConfigReply>;
 
@@ -95,4 +99,25 @@ export const AGENT_EFFECTIVE_CONFIG = defineInternalEndpoint({
   reply: AgentEffectiveConfigReply,
   refusals: { unknown_agent: UNKNOWN_AGENT },
   summary: "the effective configuration of the owner's run of an agent",
+});
+
+/** What the erasure removed from the session-user tier. */
+export const AgentEraseSessionReply = z.object({ skills_deleted: Count, settings_deleted: Count });
+export type AgentEraseSessionReply = z.infer<typeof AgentEraseSessionReply>;
+
+/**
+ * `_agent.erase_session`: part of the erasure cascade of sessions.delete.
+ * Erases the session's skills and settings (the session-user tier) after
+ * marking the session erased, so that no session-tier write lands under it
+ * again (410 `session_erased`). Idempotent.
+ */
+export const AGENT_ERASE_SESSION = defineInternalEndpoint({
+  name: '_agent.erase_session',
+  service: 'agent-registry',
+  callers: ['session'],
+  gate: 'caller',
+  request: OwnerTriple,
+  reply: AgentEraseSessionReply,
+  refusals: {},
+  summary: "erases a session's skills and settings (the session-user tier of agent_config)",
 });

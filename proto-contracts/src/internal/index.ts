@@ -1,6 +1,6 @@
 import type { ServiceName } from '../method-def.ts';
 import type { InternalEndpointDef } from '../internal-def.ts';
-import { AGENT_EFFECTIVE_CONFIG, AGENT_RESOLVE } from './agent.ts';
+import { AGENT_EFFECTIVE_CONFIG, AGENT_ERASE_SESSION, AGENT_RESOLVE } from './agent.ts';
 import {
   ARTIFACT_DOWNLOAD_BEGIN,
   ARTIFACT_ERASE_SESSION,
@@ -19,6 +19,7 @@ import {
 import { MEMORY_CALLER_READ, MEMORY_CALLER_WRITE, MEMORY_ERASE_SESSION, MEMORY_PROMPT_BLOCKS } from './memory.ts';
 import { SESSION_ADMIT } from './session.ts';
 import { TASKS_ERASE_SESSION } from './tasks.ts';
+import { MCP_CALL_TOOL, MCP_CANCEL_CALL, TOOLS_CATALOGUE, TOOLS_RECORD_CALLS } from './tools.ts';
 
 /**
  * The internal endpoint registry: every service-to-service call, by owner.
@@ -33,6 +34,7 @@ export const INTERNAL_ENDPOINTS: readonly InternalEndpointDef[] = Object.freeze(
   ARTIFACT_DOWNLOAD_BEGIN,
   AGENT_RESOLVE,
   AGENT_EFFECTIVE_CONFIG,
+  AGENT_ERASE_SESSION,
   SESSION_ADMIT,
   GOVERNANCE_PROVIDER_KEY,
   GOVERNANCE_RECORD_COST,
@@ -45,6 +47,10 @@ export const INTERNAL_ENDPOINTS: readonly InternalEndpointDef[] = Object.freeze(
   MEMORY_ERASE_SESSION,
   MEMORY_CALLER_WRITE,
   MEMORY_CALLER_READ,
+  TOOLS_CATALOGUE,
+  MCP_CALL_TOOL,
+  MCP_CANCEL_CALL,
+  TOOLS_RECORD_CALLS,
 ]);
 
 const BY_NAME: ReadonlyMap<string, InternalEndpointDef> = (() => {

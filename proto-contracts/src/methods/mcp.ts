@@ -5,7 +5,16 @@ import { Cursor, Id, JsonObject, Timestamp, pageOf, pageRequest, requestOf, vers
 import { McpBinding, McpServer } from '../schemas/mcp.ts';
 import { onControl } from './routing.ts';
 
-const byServer = () => requestOf({ server_id: Id });
+/**
+ * The agent whose connection `server_id` names: absent, the one agent of the
+ * caller's tenant that has a connection of that id (409 `conflict` when
+ * several have one).
+ */
+const OwningAgent = Id.optional().describe(
+  'the agent whose MCP connection server_id names; needed when several agents have one',
+);
+
+const byServer = () => requestOf({ server_id: Id, agent_id: OwningAgent });
 
 /** mcp.servers.bindings.list: credential bindings, of one server or all. */
 export const MCPServerBindingsListRequest = requestOf({ server_id: Id.optional(), ...pageRequest });
@@ -72,7 +81,7 @@ const McpPrompt = z.looseObject({
 });
 
 /** mcp.servers.prompts. */
-export const MCPServerPromptsRequest = requestOf({ server_id: Id, cursor: Cursor.optional() });
+export const MCPServerPromptsRequest = requestOf({ server_id: Id, agent_id: OwningAgent, cursor: Cursor.optional() });
 /** Response of `mcp.servers.prompts`. */
 export const MCPServerPromptsResponse = versioned({ server_id: z.string(), ...pageOf(McpPrompt) });
 
@@ -100,7 +109,7 @@ const McpResource = z.looseObject({
 });
 
 /** mcp.servers.resources. */
-export const MCPServerResourcesRequest = requestOf({ server_id: Id, cursor: Cursor.optional() });
+export const MCPServerResourcesRequest = requestOf({ server_id: Id, agent_id: OwningAgent, cursor: Cursor.optional() });
 /** Response of `mcp.servers.resources`. */
 export const MCPServerResourcesResponse = versioned({ server_id: z.string(), ...pageOf(McpResource) });
 
@@ -142,7 +151,11 @@ export const ToolContextResponse = versioned({
 });
 
 /** mcp.servers.read_resource. */
-export const ReadMCPResourceRequest = requestOf({ server_id: Id, uri: z.string().min(1).max(2048) });
+export const ReadMCPResourceRequest = requestOf({
+  server_id: Id,
+  agent_id: OwningAgent,
+  uri: z.string().min(1).max(2048),
+});
 /** Response of `mcp.servers.read_resource`. */
 export const ReadMCPResourceResponse = versioned({
   uri: z.string(),

@@ -64,6 +64,7 @@ export const ToolMetricsEntry = record({
   invalid_args: z.int().nonnegative(),
   approvals_requested: z.int().nonnegative(),
   p50_ms: z.number().nonnegative(),
+  p95_ms: z.number().nonnegative(),
   p99_ms: z.number().nonnegative(),
 });
 

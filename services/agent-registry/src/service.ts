@@ -1,29 +1,34 @@
-import { defineService } from '@ars/service-kit';
+import { createErasedSessionMarkers, defineService } from '@ars/service-kit';
 import { AgentRegistryConfig } from './config.ts';
 import { createRetireHandler } from './handlers/agent-config-retire.handler.ts';
 import { createRevisionHandlers } from './handlers/agent-config-revisions.handler.ts';
 import { createSetterHandlers } from './handlers/agent-config-setters.handler.ts';
 import { createAgentResolveHandler } from './handlers/agent-resolve.handler.ts';
 import { createEffectiveConfigHandler } from './handlers/effective-config.handler.ts';
+import { createEraseSessionHandler } from './handlers/erase-session.handler.ts';
 import { createSessionSettingsHandlers } from './handlers/session-settings.handler.ts';
 import { createSkillHandlers } from './handlers/skills.handler.ts';
 import { createTenantOverridesSource } from './handlers/tenant-overrides.ts';
 import { createUserVariantHandlers } from './handlers/user-variant.handler.ts';
+import { createMcpHost } from './mcp/index.ts';
 import { createRetirementRepository } from './store/retirement.repository.ts';
 import { createRevisionRepository } from './store/revision.repository.ts';
 import { createSessionSettingsRepository } from './store/session-settings.repository.ts';
 import { createSkillRepository } from './store/skill.repository.ts';
+import { createToolsModule } from './tools/index.ts';
 
 /**
  * The agent-registry service: agent_config.* (revisions, tiers, skills), agents.* (fleet registry and control), tools.* and mcp.*.
  * Built so far: every `agent_config.*` method (admin tier, session-user tier, per-user variant tier) and the internal
- * `_agent.resolve` and `_agent.effective_config`; the agents.*, tools.* and mcp.* methods answer `unimplemented`.
+ * `_agent.resolve` and `_agent.effective_config`; the MCP host (`mcp.servers.*`, `_mcp.call_tool`, `_mcp.cancel_call`,
+ * see `mcp/`); the tool catalogue (`tools.*`, `_tools.catalogue`, `_tools.record_calls`, see `tools/`). Still
+ * `unimplemented`: agents.*, mcp.apps.*, the OAuth binding methods and `tools.revoke_oauth`.
  */
 export const agentRegistryService = defineService({
   name: 'agent-registry',
   version: '0.1.0',
   config: AgentRegistryConfig,
-  build: async ({ store, publisher, config, rpc, logger }) => {
+  build: async ({ store, publisher, config, rpc, logger, bus }) => {
     const [revisions, variants, skills, sessionSettings] = await Promise.all([
       createRevisionRepository(store),
       createRevisionRepository(store, { collection: 'agent_config_user_revisions', perUser: true }),
@@ -31,21 +36,37 @@ export const agentRegistryService = defineService({
       createSessionSettingsRepository(store),
     ]);
     const retirements = createRetirementRepository(store);
+    const erased = createErasedSessionMarkers(store);
     const lookup = { revisions, retirements, defaultAgentId: config.DEFAULT_AGENT_ID };
     const tenantOverrides = createTenantOverridesSource(rpc, logger);
+    const mcp = createMcpHost({ ...lookup, variants, sessionSettings, config, bus, publisher, logger });
+    const tools = await createToolsModule({ store, host: mcp.toolHost });
     return {
       handlers: {
         ...createRevisionHandlers({ ...lookup, publisher }),
         ...createSetterHandlers({ ...lookup, publisher }),
         'agent_config.retire': createRetireHandler({ ...lookup, variants, sessionSettings, skills, publisher }),
-        ...createSkillHandlers({ ...lookup, skills, publisher }),
-        ...createSessionSettingsHandlers({ ...lookup, sessionSettings }),
+        ...createSkillHandlers({ ...lookup, skills, publisher, erased }),
+        ...createSessionSettingsHandlers({ ...lookup, sessionSettings, erased }),
         ...createUserVariantHandlers({ ...lookup, variants, publisher }),
+        ...mcp.handlers,
+        ...tools.handlers,
       },
       internalHandlers: [
         createAgentResolveHandler(lookup),
-        createEffectiveConfigHandler({ ...lookup, variants, sessionSettings, skills, tenantOverrides }),
+        createEffectiveConfigHandler({
+          ...lookup,
+          variants,
+          sessionSettings,
+          skills,
+          tenantOverrides,
+          approvalPolicies: tools.policies,
+        }),
+        createEraseSessionHandler({ skills, sessionSettings, erased }),
+        ...mcp.internalHandlers,
+        ...tools.internalHandlers,
       ],
+      stop: () => mcp.stop(),
     };
   },
 });

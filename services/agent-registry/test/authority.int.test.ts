@@ -55,12 +55,12 @@ describe('agent_config authority', () => {
     it.each(table(PER_USER_BODIES))('%s refuses admin without the agent_config:user claim', async (method, body) => {
       expect(await h.outcome(method, body, h.caller(['admin', 'console:fleet']))).toMatchObject({
         ok: false,
-        code: 'identity_scope_required',
+        code: 'scope_mismatch',
       });
     });
 
-    it.each(table(PER_USER_BODIES))('%s refuses a scopeless caller', async (method, body) => {
-      expect(await h.outcome(method, body, h.caller([]))).toMatchObject({ ok: false, code: 'identity_scope_required' });
+    it.each(table(PER_USER_BODIES))('%s refuses a scopeless caller with scope_mismatch', async (method, body) => {
+      expect(await h.outcome(method, body, h.caller([]))).toMatchObject({ ok: false, code: 'scope_mismatch' });
     });
 
     it('accepts the agent_config:user claim without admin', async () => {

@@ -22,13 +22,11 @@ interface Effective {
     mcp_connections?: { server_id: string }[];
   };
   source_disables: string[];
+  approval_policies?: Record<string, unknown>;
   skills: { name: string; scope: string; origin: string; content_hash: string }[];
-  layers: { layer: string; revision_id?: string | null; applied_keys: string[]; unavailable?: true }[];
+  layers: { layer: string; revision_id?: string | null; applied_keys: string[] }[];
   content_hash: string;
 }
-
-/** Tenant overrides the governance stub answers, by tenant; a tenant not here is answered `unimplemented`. */
-const OVERRIDES = new Map<string, Record<string, unknown>>();
 
 describe('_agent.effective_config', () => {
   let h: Harness;
@@ -50,7 +48,7 @@ describe('_agent.effective_config', () => {
       ...body,
     }) as Promise<Effective>;
 
-  describe('without governance running', () => {
+  describe('resolution', () => {
     it('resolves the default agent to its built-in configuration, every layer listed in order', async () => {
       const who = h.caller([]);
       await expect(effective(who, 'default')).resolves.toEqual({
@@ -61,13 +59,22 @@ describe('_agent.effective_config', () => {
         skills: [],
         layers: [
           { layer: 'agent', revision_id: null, applied_keys: ['llm_provider'] },
-          { layer: 'tenant_overrides', applied_keys: [], unavailable: true },
+          { layer: 'tenant_overrides', applied_keys: [] },
           { layer: 'user_variant', applied_keys: [] },
           { layer: 'session', applied_keys: [] },
           { layer: 'skills', applied_keys: [] },
         ],
         content_hash: expect.stringMatching(/^sha256:/),
+        approval_policies: {},
       });
+    });
+
+    it("carries the tenant's approval policies, built-ins included, and not another tenant's", async () => {
+      const admin = h.caller(['admin']);
+      await h.call('tools.set_approval_policy', { name: 'echo', policy: { mode: 'always', timeout_seconds: 60 } }, admin);
+      const own = await effective({ ...admin, scopes: [] }, 'default');
+      expect(own.approval_policies).toEqual({ echo: { mode: 'always', timeout_seconds: 60, on_timeout: 'reject' } });
+      expect((await effective(h.caller([]), 'default')).approval_policies).toEqual({});
     });
 
     it("refuses an unknown agent and another tenant's exactly as _agent.resolve does", async () => {
@@ -131,33 +138,6 @@ describe('_agent.effective_config', () => {
   });
 
   describe('with governance answering tenant overrides', () => {
-    let bus: Bus;
-    let governance: ServedService;
-
-    beforeAll(async () => {
-      bus = await connectBus({ servers: h.natsUrl, name: 'governance-stub' });
-      governance = await serveService(bus, {
-        service: 'governance',
-        version: '0.0.1',
-        instanceId: `governance-stub-${randomUUID()}`,
-        logger: createLogger({ name: 'governance-stub', level: 'silent' }),
-        handlers: {
-          '_governance.effective_overrides': async ({ identity, body }) => {
-            const { tenant } = body as { tenant: string };
-            if (tenant !== identity.tenant) throw new ServiceError('scope_mismatch', 'not yours');
-            const overrides = OVERRIDES.get(tenant);
-            if (overrides === undefined) throw new ServiceError('unimplemented', 'no overrides here');
-            return { tenant, overrides };
-          },
-        },
-      });
-    });
-
-    afterAll(async () => {
-      await governance?.stop();
-      await bus?.close();
-    });
-
     it('applies each layer in order, each changing what a run receives', async () => {
       const admin = h.caller(['admin', 'agent_config:user']);
       const steps: Effective[] = [];
@@ -174,7 +154,7 @@ describe('_agent.effective_config', () => {
         },
         admin,
       );
-      OVERRIDES.set(admin.tenant, {});
+      h.overrides.set(admin.tenant, {});
       steps.push(await effective(admin));
       expect(steps[0]?.config.llm_params).toEqual({ model: 'agent-model', temperature: 0.5 });
       expect(steps[0]?.layers[0]).toEqual({
@@ -184,7 +164,7 @@ describe('_agent.effective_config', () => {
       });
       expect(steps[0]?.layers[1]).toEqual({ layer: 'tenant_overrides', applied_keys: [] });
 
-      OVERRIDES.set(admin.tenant, { model: 'tenant-model', extra_instructions: 'Follow tenant policy.' });
+      h.overrides.set(admin.tenant, { model: 'tenant-model', extra_instructions: 'Follow tenant policy.' });
       steps.push(await effective(admin));
       expect(steps[1]?.config.llm_params).toEqual({ model: 'tenant-model', temperature: 0.5 });
       expect(steps[1]?.config.extra_system_blocks).toEqual([
@@ -263,7 +243,7 @@ describe('_agent.effective_config', () => {
 
     it("keeps another session's and another user's settings out", async () => {
       const admin = h.caller(['admin', 'agent_config:user']);
-      OVERRIDES.set(admin.tenant, {});
+      h.overrides.set(admin.tenant, {});
       await h.call('agent_config.set_revision', { agent_id: 'helper', config: {} }, admin);
       await h.call(
         'agent_config.user.set_revision',
@@ -280,17 +260,80 @@ describe('_agent.effective_config', () => {
 
     it('limits tenant-library skills to the membership the agent names', async () => {
       const admin = h.caller(['admin']);
-      OVERRIDES.set(admin.tenant, {});
+      h.overrides.set(admin.tenant, {});
       await h.call('agent_config.set_revision', { agent_id: 'helper', config: { skills: ['a'] } }, admin);
       await h.call('agent_config.skills.upsert', { skill: { name: 'a', content: 'A' } }, admin);
       await h.call('agent_config.skills.upsert', { skill: { name: 'b', content: 'B' } }, admin);
       expect((await effective(admin)).config.skills).toEqual(['a']);
     });
 
-    it('marks the tenant layer unavailable when governance answers unimplemented', async () => {
-      const who = h.caller([]);
-      const result = await effective(who, 'default');
-      expect(result.layers[1]).toEqual({ layer: 'tenant_overrides', applied_keys: [], unavailable: true });
+  });
+});
+
+describe('_agent.effective_config while governance does not answer the tenant overrides', () => {
+  let h: Harness;
+  let bus: Bus;
+
+  beforeAll(async () => {
+    h = await startHarness('effective-absent', { governance: false });
+    bus = await connectBus({ servers: h.natsUrl, name: 'governance-stub' });
+  });
+
+  afterAll(async () => {
+    await bus?.close();
+    await h?.stop();
+  });
+
+  const effective = (who: VerifiedIdentity) =>
+    h.service.rpc.call('agent-registry', '_agent.effective_config', who, {
+      tenant: who.tenant,
+      user: who.user,
+      session: who.session,
+      agent_id: 'default',
+    }) as Promise<Effective>;
+
+  /** Serves `_governance.effective_overrides` with `answer` until stopped. */
+  const serveGovernance = (answer: (tenant: string) => unknown): Promise<ServedService> =>
+    serveService(bus, {
+      service: 'governance',
+      version: '0.0.1',
+      instanceId: `governance-stub-${randomUUID()}`,
+      logger: createLogger({ name: 'governance-stub', level: 'silent' }),
+      handlers: {
+        '_governance.effective_overrides': async ({ body }) => answer((body as { tenant: string }).tenant),
+      },
     });
+
+  it('answers 503 unavailable, retryable, rather than a configuration without the tenant overrides', async () => {
+    const failure = await effective(h.caller([])).catch((e: unknown) => e);
+    expect(failure).toMatchObject({ code: 'unavailable', status: 503, retryable: true });
+  });
+
+  it('answers 503 unavailable when governance does not serve the tenant overrides (unimplemented)', async () => {
+    const governance = await serveGovernance(() => {
+      throw new ServiceError('unimplemented', 'not here');
+    });
+    try {
+      expect(await outcomeOf(effective(h.caller([])))).toMatchObject({ ok: false, code: 'unavailable' });
+    } finally {
+      await governance.stop();
+    }
+  });
+
+  it('resolves with the overrides once governance answers within the call (its subscription back after a failover)', async () => {
+    const who = h.caller([]);
+    let governance: Promise<ServedService> | undefined;
+    const back = setTimeout(
+      () => (governance = serveGovernance((tenant) => ({ tenant, overrides: { model: 'tenant-model' } }))),
+      200,
+    );
+    try {
+      const result = await effective(who);
+      expect(result.config.llm_params).toEqual({ model: 'tenant-model' });
+      expect(result.layers[1]).toEqual({ layer: 'tenant_overrides', applied_keys: ['llm_params.model'] });
+    } finally {
+      clearTimeout(back);
+      await (await governance)?.stop();
+    }
   });
 });

@@ -1,10 +1,13 @@
+import { DEFAULT_CLOCK_TOLERANCE_SECONDS } from '@ars/auth';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { RevocationList } from './auth/revocation-list.ts';
 import { createRejectionReporter } from './auth/rejection-events.ts';
 import { EventHub } from './events/event-hub.ts';
 import { EventStream } from './events/event-stream.ts';
-import { installErrorEnvelope } from './http/errors.ts';
+import { createClientErrorHandler } from './http/client-error.ts';
+import { installErrorEnvelope, sendFrameworkError } from './http/errors.ts';
+import { installUnreadBodyPolicy } from './http/unread-body.ts';
 import { HttpCounters, LOCAL_METHODS, createCapabilitySource, createLocalHandlers } from './local/index.ts';
 import type { LocalHandler } from './local/index.ts';
 import type { GatewayDeps } from './ports.ts';
@@ -94,8 +97,12 @@ export function buildGateway(deps: GatewayDeps): GatewayApp {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit,
     return503OnClosing: true,
+    // What node's parser and fastify's router refuse is answered in the envelope too.
+    clientErrorHandler: createClientErrorHandler(deps.logger as FastifyBaseLogger),
+    frameworkErrors: sendFrameworkError,
   });
   installErrorEnvelope(app);
+  installUnreadBodyPolicy(app);
   app.addHook('onReady', () => hub.start());
   // Open event streams would keep the server from closing: end them first.
   app.addHook('preClose', () => hub.stop());
@@ -115,6 +122,7 @@ export function buildGateway(deps: GatewayDeps): GatewayApp {
   void app.register(methodsRoutes, {
     authenticator: {
       verifier: deps.verifier,
+      clockToleranceSeconds: deps.limits?.tokenClockToleranceSeconds ?? DEFAULT_CLOCK_TOLERANCE_SECONDS,
       revocations,
       rejections: createRejectionReporter({ events: deps.events, logger: deps.logger }),
     },

@@ -304,6 +304,12 @@ export interface GatewayDeps {
     readonly devTokenTtlSeconds?: number;
     /** How long runtime.info reuses a discovery snapshot, in ms. @default 2000 */
     readonly capabilitiesCacheMs?: number;
+    /**
+     * The token verifier's clock tolerance for `exp`, in seconds: an event
+     * stream closes when its token's `exp` plus this has passed, as requests
+     * with it are refused from then on. @default 30 (the verifier's default)
+     */
+    readonly tokenClockToleranceSeconds?: number;
     readonly events?: EventLimits;
   };
   /** Milliseconds clock for uptime; @default performance.now */

@@ -171,11 +171,11 @@ describe('errors: authorization', () => {
     expect(h.rpc.last?.method).toBe('artifacts.delete');
   });
 
-  it('answers the per-user configuration tier without agent_config:user with 403 identity_scope_required', async () => {
+  it('answers the per-user configuration tier without agent_config:user with 403 scope_mismatch', async () => {
     const response = await h.post(routeOf('agent_config.user.get'), bodyFor('agent_config.user.get'), {
       token: h.token({ scopes: ['admin'] }),
     });
-    expectEnvelope(response, 403, 'identity_scope_required');
+    expectEnvelope(response, 403, 'scope_mismatch');
   });
 
   it('forwards the per-user configuration tier with agent_config:user', async () => {

@@ -30,7 +30,7 @@ type Prediction = { readonly status: number; readonly code: string } | 'passes';
 function claimRefusal(method: MethodDef, scopes: readonly string[]): Prediction | undefined {
   if (method.auth.includes('A') && !scopes.includes(SCOPES.admin)) return { status: 403, code: 'identity_scope_required' };
   if (method.requiredScope !== undefined && !scopes.includes(method.requiredScope)) {
-    return { status: 403, code: 'identity_scope_required' };
+    return { status: 403, code: 'scope_mismatch' };
   }
   return undefined;
 }

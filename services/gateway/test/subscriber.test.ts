@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { watchAuthority } from '../src/events/stream-authority.ts';
 import { streamFilter } from '../src/events/stream-filter.ts';
 import { Subscriber } from '../src/events/subscriber.ts';
 import type { SseSink, SubscriberContext } from '../src/events/subscriber.ts';
@@ -171,5 +172,60 @@ describe('Subscriber: idle', () => {
     expect(sink.ids).toEqual([42]);
     expect(sink.text).toContain('"payload":{"SubscriberID":7,"IdleSeconds":2}');
     expect(sink.ended).toBe(true);
+  });
+});
+
+describe('Subscriber: closing when its token stops being accepted', () => {
+  const token = { kid: 'k1', issuer: 'https://idp.test', subject: 'sub-1' };
+  const never = () => () => undefined;
+
+  it('hands a backed-up queue to the socket before the last auth.rejected frame, which carries no id', () => {
+    const { sink, subscriber } = setup();
+    subscriber.goLive(0);
+    sink.accept = false;
+    subscriber.offer(1, frame(1));
+    subscriber.flush();
+    subscriber.offer(2, frame(2));
+    watchAuthority(subscriber, { refusedFromMs: 0, onRevoked: never, token }, () => 1);
+    expect(sink.ids).toEqual([1, 2]);
+    const last = sink.text.trimEnd().split('\n\n').at(-1)!;
+    expect(last.startsWith('data: ')).toBe(true);
+    expect(JSON.parse(last.slice('data: '.length))).toMatchObject({
+      type: 'auth.rejected',
+      sequence: 2,
+      payload: { Reason: 'expired', KID: 'k1', Issuer: 'https://idp.test', Subject: 'sub-1' },
+    });
+    expect([subscriber.closed, sink.ended]).toEqual([true, true]);
+  });
+
+  it('arms a token expiring beyond the longest timer delay in steps instead of closing at once', () => {
+    vi.useFakeTimers();
+    try {
+      const { subscriber } = setup();
+      subscriber.goLive(0);
+      const far = 30 * 86_400_000;
+      watchAuthority(subscriber, { refusedFromMs: Date.now() + far, onRevoked: never, token }, () => Date.now());
+      vi.advanceTimersByTime(1_000);
+      expect(subscriber.closed).toBe(false);
+      vi.advanceTimersByTime(far);
+      expect(subscriber.closed).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('closes with Reason revoked when the token is revoked, and stops watching once cleaned up', () => {
+    const { subscriber } = setup();
+    let revoke: (() => void) | undefined;
+    let unsubscribed = false;
+    const onRevoked = (listener: () => void) => {
+      revoke = listener;
+      return () => void (unsubscribed = true);
+    };
+    const stop = watchAuthority(subscriber, { onRevoked, token }, () => 1);
+    revoke?.();
+    expect(subscriber.closed).toBe(true);
+    expect(unsubscribed).toBe(true);
+    stop();
   });
 });

@@ -1,4 +1,4 @@
-import { defineService } from '@ars/service-kit';
+import { createErasedSessionMarkers, defineService } from '@ars/service-kit';
 import { MemoryConfig } from './config.ts';
 import { createMemoryEvents } from './events.ts';
 import type { MemoryDeps } from './handlers/deps.ts';
@@ -51,6 +51,7 @@ export const memoryService = defineService({
     const deps: MemoryDeps = {
       items,
       traces,
+      erased: createErasedSessionMarkers(store),
       events,
       health,
       logger,

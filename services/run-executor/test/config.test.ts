@@ -5,6 +5,12 @@ import { RunExecutorConfig } from '../src/config.ts';
 const NATS_URL = 'nats://127.0.0.1:4222';
 
 describe('RunExecutorConfig', () => {
+  it('gives an MCP tool call 60 s at the tool host unless told, and refuses less than 100 ms', () => {
+    expect(loadConfig(RunExecutorConfig, { NATS_URL }).MCP_CALL_TIMEOUT_MS).toBe(60_000);
+    expect(loadConfig(RunExecutorConfig, { NATS_URL, MCP_CALL_TIMEOUT_MS: '5000' }).MCP_CALL_TIMEOUT_MS).toBe(5_000);
+    expect(() => loadConfig(RunExecutorConfig, { NATS_URL, MCP_CALL_TIMEOUT_MS: '50' })).toThrowError(ConfigError);
+  });
+
   it('runs 32 at once and binds agent "default" unless told', () => {
     expect(loadConfig(RunExecutorConfig, { NATS_URL })).toMatchObject({
       EXECUTOR_CONCURRENCY: 32,
@@ -53,7 +59,6 @@ describe('RunExecutorConfig', () => {
     expect(loadConfig(RunExecutorConfig, { NATS_URL })).toMatchObject({
       AGENT_CONFIG_CACHE_MS: 0,
       ENGINE_RPC_TIMEOUT_MS: 2000,
-      GOVERNANCE_ABSENCE_GRACE_MS: 60000,
       LLM_DEFAULT_MAX_TOKENS: 4096,
       LLM_PRICES: {},
       INLINE_ARTIFACT_MAX_BYTES: 16384,

@@ -101,6 +101,7 @@ describe('sessions.delete (right to erasure)', () => {
       'run-executor/_tasks.erase_session',
       'artifact/_artifact.erase_session',
       'memory/_memory.erase_session',
+      'agent-registry/_agent.erase_session',
     ]) {
       expect(callsFor(me, endpoint).map((c) => c.body)).toEqual([bodyIdentity(me)]);
     }

@@ -124,6 +124,8 @@ export interface Fakes {
   artifacts: Responder;
   /** `_memory.erase_session`; default `{ purged: true }`. */
   memory: Responder;
+  /** `_agent.erase_session`; default `{ skills_deleted: 0, settings_deleted: 0 }`. */
+  agentConfig: Responder;
   /** Queries `tasks.get` answers with, by task id; a missing id is `not_found`. */
   readonly queries: Map<string, string>;
   stop(): Promise<void>;
@@ -139,6 +141,7 @@ export async function startFakes(bus: Bus): Promise<Fakes> {
     tasks: () => ({ tasks_deleted: 0, state_records_deleted: 0 }),
     artifacts: () => ({ artifacts_deleted: 0 }),
     memory: () => ({ purged: true }),
+    agentConfig: () => ({ skills_deleted: 0, settings_deleted: 0 }),
     stop: async () => undefined,
   };
   // Members a test does not set are answered as the real endpoint would (zero counts): the replies meet their contract.
@@ -174,6 +177,9 @@ export async function startFakes(bus: Bus): Promise<Fakes> {
       items_deleted: 0,
       traces_deleted: 0,
     }),
+  });
+  await serve('agent-registry', {
+    '_agent.erase_session': eraser('agent-registry/_agent.erase_session', () => fakes.agentConfig),
   });
   fakes.stop = async () => {
     for (const s of served) await s.stop();

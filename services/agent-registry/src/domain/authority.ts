@@ -3,12 +3,14 @@ import type { IdentityScope, VerifiedIdentity } from '@ars/contracts';
 
 /**
  * The per-user variant tier's gate: the verified `agent_config:user` claim,
- * else 403 `identity_scope_required`. `admin` does not satisfy it.
+ * else 403 `scope_mismatch` (a claim below what the tier needs; not a fan-in
+ * nor an admin verb, which are `identity_scope_required`). `admin` does not
+ * satisfy it.
  */
 export function requireVariantClaim(method: string, verified: VerifiedIdentity): void {
   if (!verified.scopes.includes(SCOPES.agentConfigUser)) {
     throw new ServiceError(
-      'identity_scope_required',
+      'scope_mismatch',
       `${method} needs the ${SCOPES.agentConfigUser} claim (admin does not satisfy it)`,
     );
   }

@@ -49,8 +49,8 @@ export interface SessionLayerInput {
 export interface EffectiveInputs {
   readonly agentId: string;
   readonly agent: { readonly revision_id: string | null; readonly config: AgentConfigContent };
-  /** `available: false` when governance did not answer; the layer then applies nothing. */
-  readonly tenant: { readonly available: boolean; readonly overrides: TenantOverrides };
+  /** Governance's answer: a configuration is never resolved without it. */
+  readonly tenant: TenantOverrides;
   readonly variant: { readonly revision_id: string; readonly config: AgentConfigContent } | null;
   readonly session: SessionLayerInput;
   readonly skills: readonly ScopedSkill[];
@@ -62,8 +62,6 @@ export interface EffectiveLayer {
   /** `agent`: the revision (null: the built-in default); `user_variant`: the variant revision when there is one. */
   readonly revision_id?: string | null;
   readonly applied_keys: string[];
-  /** `tenant_overrides` only: governance did not answer, nothing was applied. */
-  readonly unavailable?: true;
 }
 
 /** A skill of the effective configuration. */
@@ -210,11 +208,7 @@ export function resolveEffectiveConfig(inputs: EffectiveInputs): EffectiveConfig
   const layers: EffectiveLayer[] = [
     { layer: 'agent', revision_id: inputs.agent.revision_id, applied_keys: Object.keys(inputs.agent.config).sort() },
   ];
-  layers.push(
-    inputs.tenant.available
-      ? { layer: 'tenant_overrides', applied_keys: applyTenant(state, inputs.tenant.overrides) }
-      : { layer: 'tenant_overrides', applied_keys: [], unavailable: true },
-  );
+  layers.push({ layer: 'tenant_overrides', applied_keys: applyTenant(state, inputs.tenant) });
   layers.push(
     inputs.variant === null
       ? { layer: 'user_variant', applied_keys: [] }

@@ -11,6 +11,7 @@ import { unknownAgent } from './agent-resolve.handler.ts';
 import { liveAgent } from './agent-state.ts';
 import type { AgentLookup } from './agent-state.ts';
 import type { TenantOverridesSource } from './tenant-overrides.ts';
+import type { ApprovalPolicyRepository } from '../tools/approval-policy.repository.ts';
 
 /** What the effective configuration reads. */
 export interface EffectiveConfigDeps extends AgentLookup {
@@ -18,19 +19,29 @@ export interface EffectiveConfigDeps extends AgentLookup {
   readonly sessionSettings: SessionSettingsRepository;
   readonly skills: SkillRepository;
   readonly tenantOverrides: TenantOverridesSource;
+  /** The tenant's `tools.set_approval_policy` choices, carried to the run with its configuration. */
+  readonly approvalPolicies?: Pick<ApprovalPolicyRepository, 'ofTenant'>;
 }
 
 /** Skills read per resolution at most (four owners' libraries). */
 const MAX_SKILL_CANDIDATES = 2_000;
 
-/** The body names the calling identity's own run, unless the caller holds `admin` (acting for another). */
-function requireOwnRun(caller: VerifiedIdentity, request: AgentEffectiveConfigRequest): void {
+/**
+ * The body names the calling identity's own run, unless the caller holds
+ * `admin` (acting for another): else 403 `scope_mismatch`. For every internal
+ * endpoint whose body carries the run owner's triple.
+ */
+export function requireOwnRun(
+  caller: VerifiedIdentity,
+  request: { readonly tenant: string; readonly user: string; readonly session: string },
+  endpoint: string = AGENT_EFFECTIVE_CONFIG.name,
+): void {
   if (caller.scopes.includes(SCOPES.admin)) return;
   for (const component of ['tenant', 'user', 'session'] as const) {
     if (request[component] !== caller[component]) {
       throw new ServiceError(
         'scope_mismatch',
-        `${AGENT_EFFECTIVE_CONFIG.name}: the body ${component} is not the calling identity's ${component}`,
+        `${endpoint}: the body ${component} is not the calling identity's ${component}`,
       );
     }
   }
@@ -52,7 +63,8 @@ function skillOwners(request: AgentEffectiveConfigRequest): SkillOwner[] {
  * layer order and the answer's members). Call it with the run owner's
  * verified identity; the body must name that identity (403 `scope_mismatch`
  * otherwise) unless the caller holds `admin`. An agent id `_agent.resolve` refuses is refused here the same
- * way (`invalid_request`, one message for unknown, foreign and retired).
+ * way (`invalid_request`, one message for unknown, foreign and retired). Never resolved without the
+ * tenant's overrides: governance not answering them is 503 `unavailable` (retryable; see `tenant-overrides.ts`).
  */
 export function createEffectiveConfigHandler(deps: EffectiveConfigDeps): InternalHandler {
   return serveInternal(AGENT_EFFECTIVE_CONFIG, async ({ identity, body: request }) => {
@@ -60,14 +72,15 @@ export function createEffectiveConfigHandler(deps: EffectiveConfigDeps): Interna
     const { tenant, user, session, agent_id: agentId } = request;
     const agent = await liveAgent(deps, tenant, agentId);
     if (agent === null) throw unknownAgent(AGENT_EFFECTIVE_CONFIG, agentId);
-    const [overrides, variant, settings, skills] = await Promise.all([
+    const [overrides, variant, settings, skills, approvalPolicies] = await Promise.all([
       // As the run's identity (the caller's own, or the one an admin acts for) so governance answers its tenant.
       deps.tenantOverrides.read({ tenant, user, session, scopes: identity.scopes }, tenant),
       deps.variants.head({ tenant, user, agent_id: agentId }),
       deps.sessionSettings.merged({ tenant, user, session, agent_id: agentId }),
       deps.skills.ofOwners(skillOwners(request), MAX_SKILL_CANDIDATES),
+      deps.approvalPolicies?.ofTenant(tenant) ?? {},
     ]);
-    return resolveEffectiveConfig({
+    const resolved = resolveEffectiveConfig({
       agentId,
       agent: { revision_id: agent.revision_id, config: agent.config },
       tenant: overrides,
@@ -83,5 +96,6 @@ export function createEffectiveConfigHandler(deps: EffectiveConfigDeps): Interna
         triggers: s.triggers,
       })),
     });
+    return { ...resolved, approval_policies: approvalPolicies };
   });
 }

@@ -7,7 +7,8 @@ import type {
   VerifiedIdentity,
 } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
-import { requireOwnIdentity } from '@ars/service-kit';
+import { refuseWriteIfErased, requireOwnIdentity } from '@ars/service-kit';
+import type { ErasedSessionMarkers } from '@ars/service-kit';
 import type { SessionKey, SessionSettingsRepository } from '../store/session-settings.repository.ts';
 import { refuseIfRetired } from './agent-state.ts';
 import type { AgentLookup } from './agent-state.ts';
@@ -15,6 +16,8 @@ import type { AgentLookup } from './agent-state.ts';
 /** What the session-user tier's settings need. */
 export interface SessionSettingsDeps extends AgentLookup {
   readonly sessionSettings: SessionSettingsRepository;
+  /** Sessions `_agent.erase_session` erased: they take no setting again. */
+  readonly erased: ErasedSessionMarkers;
 }
 
 /**
@@ -22,7 +25,10 @@ export interface SessionSettingsDeps extends AgentLookup {
  * session), for every agent or for the one `agent_id` names (the agent's
  * own value wins at resolution). Identity-mandatory and claim-free: the body
  * identity may only repeat the verified one (else 401 `identity_required`).
- * A retired agent takes no setting (409 `conflict`).
+ * A retired agent takes no setting (409 `conflict`). A session the erasure
+ * cascade reached takes none either (410 `session_erased`, checked after the
+ * write, which is then taken back with the session's other settings; see
+ * `ErasedSessionMarkers`).
  */
 export function createSessionSettingsHandlers(deps: SessionSettingsDeps): Record<string, RpcHandler> {
   async function keyOf(
@@ -35,11 +41,18 @@ export function createSessionSettingsHandlers(deps: SessionSettingsDeps): Record
     return { tenant: identity.tenant, user: identity.user, session: identity.session, agent_id: request.agent_id };
   }
 
+  async function refuseIfErased(method: string, key: SessionKey): Promise<void> {
+    const triple = { tenant: key.tenant, user: key.user, session: key.session };
+    await refuseWriteIfErased(deps.erased, triple, method, () => deps.sessionSettings.deleteSession(triple));
+  }
+
   return {
     /** `agent_config.session.set_user_prompt`: the session's user prompt layer; `''` clears it. */
     'agent_config.session.set_user_prompt': async ({ method, identity, body }) => {
       const request = body as AgentConfigSessionSetUserPromptRequest;
-      const stored = await deps.sessionSettings.setUserPrompt(await keyOf(method, identity, request), request.prompt);
+      const key = await keyOf(method, identity, request);
+      const stored = await deps.sessionSettings.setUserPrompt(key, request.prompt);
+      await refuseIfErased(method, key);
       const response: AgentConfigSessionSetUserPromptResponse = {
         session_id: stored.session,
         ...(stored.agent_id === undefined ? {} : { agent_id: stored.agent_id }),
@@ -52,7 +65,9 @@ export function createSessionSettingsHandlers(deps: SessionSettingsDeps): Record
     'agent_config.session.set_source_disables': async ({ method, identity, body }) => {
       const request = body as AgentConfigSessionSetSourceDisablesRequest;
       const sources = [...new Set(request.sources)];
-      const stored = await deps.sessionSettings.setSourceDisables(await keyOf(method, identity, request), sources);
+      const key = await keyOf(method, identity, request);
+      const stored = await deps.sessionSettings.setSourceDisables(key, sources);
+      await refuseIfErased(method, key);
       const response: AgentConfigSessionSetSourceDisablesResponse = {
         session_id: stored.session,
         ...(stored.agent_id === undefined ? {} : { agent_id: stored.agent_id }),

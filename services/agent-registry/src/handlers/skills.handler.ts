@@ -10,7 +10,8 @@ import type {
 import { scrubString } from '@ars/bus';
 import type { EventPublisher, RpcHandler } from '@ars/bus';
 import { isInvalidCursorError } from '@ars/store';
-import { requireAdmin } from '@ars/service-kit';
+import { refuseWriteIfErased, requireAdmin } from '@ars/service-kit';
+import type { ErasedSessionMarkers } from '@ars/service-kit';
 import { contradictedComponent } from '../domain/authority.ts';
 import { MANUAL_ORIGIN, PROPOSED_ORIGIN, decideUpsert, skillContentHash } from '../domain/skills.ts';
 import type { SkillOwner } from '../domain/skills.ts';
@@ -22,6 +23,8 @@ import type { AgentLookup } from './agent-state.ts';
 export interface SkillHandlerDeps extends AgentLookup {
   readonly skills: SkillRepository;
   readonly publisher: EventPublisher;
+  /** Sessions `_agent.erase_session` erased: their session tier takes no write again. */
+  readonly erased: ErasedSessionMarkers;
 }
 
 /** Upsert and delete requests of every tier share these members (admin adds `agent_id`). */
@@ -91,6 +94,18 @@ async function admit(
   }
   tier.gate?.(method, caller);
   return tier.owner(caller, body);
+}
+
+/**
+ * The session tier's writes under a session the erasure cascade reached are
+ * refused 410 `session_erased`, checked after the write (see
+ * `ErasedSessionMarkers`): the write is taken back with the rest of the
+ * session's skills. Other tiers write nothing under a session.
+ */
+async function refuseIfSessionErased(deps: SkillHandlerDeps, owner: SkillOwner, method: string): Promise<void> {
+  if (owner.scope !== 'session' || owner.user === undefined || owner.session === undefined) return;
+  const triple = { tenant: owner.tenant, user: owner.user, session: owner.session };
+  await refuseWriteIfErased(deps.erased, triple, method, () => deps.skills.deleteSession(triple));
 }
 
 /** A short excerpt for `skill.proposed`: scrubbed of secret-shaped text first, then cut. */
@@ -183,6 +198,7 @@ function upsert(deps: SkillHandlerDeps, tier: SkillTier): RpcHandler {
     const owner = await admit(deps, tier, method, identity, request);
     if (owner.agent_id !== undefined) await refuseIfRetired(deps, owner.tenant, owner.agent_id, method);
     const { record, idempotent, promotion } = await store(deps, identity, request, owner);
+    await refuseIfSessionErased(deps, owner, method);
     if (record.origin === PROPOSED_ORIGIN) {
       await publishProposed(deps, identity, request, owner, {
         result: idempotent ? 'unchanged' : 'proposed',
@@ -227,6 +243,7 @@ function remove(deps: SkillHandlerDeps, tier: SkillTier): RpcHandler {
     const request = body as AgentConfigSkillsDeleteRequest;
     const owner = await admit(deps, tier, method, identity, request);
     const deleted = await deps.skills.delete(owner, request.name);
+    await refuseIfSessionErased(deps, owner, method);
     if (deleted) await skillEvent(deps, identity, request, 'skill.deleted', { Name: request.name });
     return { name: request.name, deleted };
   };

@@ -19,7 +19,7 @@ export interface UserVariantDeps extends AgentLookup {
  * `list_revisions`, `diff`, `rollback`): revisions per (tenant, verified
  * user, agent id), layered over the agent's revision at resolution. Needs
  * the verified `agent_config:user` claim (admin does not satisfy it: 403
- * `identity_scope_required`); the body identity may only repeat the verified
+ * `scope_mismatch`); the body identity may only repeat the verified
  * one. A write needs an agent that resolves in the tenant (404 `not_found`
  * otherwise, 409 `conflict` when retired) and sets only the members of
  * `VARIANT_MEMBERS`. Writes publish `agent.config.revised` (and rollback

@@ -74,6 +74,8 @@ export interface RevisionRepository {
   countAgent(tenant: string, agentId: string): Promise<number>;
   /** Deletes every revision of every lineage of an agent; answers how many. */
   deleteAgent(tenant: string, agentId: string): Promise<number>;
+  /** The ids of the tenant's agents that have a revision (each lineage's first), sorted, at most `limit`. */
+  agentIds(tenant: string, limit: number): Promise<string[]>;
 }
 
 /** Where a repository keeps its revisions. */
@@ -160,5 +162,9 @@ export async function createRevisionRepository(
       }),
     countAgent: (tenant, agentId) => revisions.countDocuments({ tenant, agent_id: agentId }),
     deleteAgent: async (tenant, agentId) => (await revisions.deleteMany({ tenant, agent_id: agentId })).deletedCount,
+    agentIds: async (tenant, limit) => {
+      const firsts = await revisions.find({ tenant, number: 1 }, { sort: { agent_id: 1 }, limit });
+      return [...new Set(firsts.map((r) => r.agent_id))];
+    },
   };
 }

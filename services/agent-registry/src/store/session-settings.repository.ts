@@ -42,6 +42,8 @@ export interface SessionSettingsRepository {
   countAgent(tenant: string, agentId: string): Promise<number>;
   /** Deletes every session's settings naming the agent; answers how many records. */
   deleteAgent(tenant: string, agentId: string): Promise<number>;
+  /** Deletes the settings of one session, for every agent; answers how many records. */
+  deleteSession(triple: { tenant: string; user: string; session: string }): Promise<number>;
 }
 
 const idOf = (key: SessionKey) => JSON.stringify([key.tenant, key.user, key.session, key.agent_id ?? '']);
@@ -92,5 +94,7 @@ export async function createSessionSettingsRepository(store: Store): Promise<Ses
     },
     countAgent: (tenant, agentId) => settings.countDocuments({ tenant, agent_id: agentId }),
     deleteAgent: async (tenant, agentId) => (await settings.deleteMany({ tenant, agent_id: agentId })).deletedCount,
+    deleteSession: async ({ tenant, user, session }) =>
+      (await settings.deleteMany({ tenant, user, session })).deletedCount,
   };
 }

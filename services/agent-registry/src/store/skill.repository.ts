@@ -47,6 +47,8 @@ export interface SkillRepository {
   countAgent(tenant: string, agentId: string): Promise<number>;
   /** Deletes the skills scoped to an agent; answers how many. */
   deleteAgent(tenant: string, agentId: string): Promise<number>;
+  /** Deletes the skills of one session (the session-user tier); answers how many. */
+  deleteSession(triple: { tenant: string; user: string; session: string }): Promise<number>;
 }
 
 const idOf = (owner: SkillOwner, name: string) => JSON.stringify([ownerKey(owner), name]);
@@ -117,5 +119,7 @@ export async function createSkillRepository(store: Store): Promise<SkillReposito
     countAgent: (tenant, agentId) => skills.countDocuments({ tenant, scope: 'agent', agent_id: agentId }),
     deleteAgent: async (tenant, agentId) =>
       (await skills.deleteMany({ tenant, scope: 'agent', agent_id: agentId })).deletedCount,
+    deleteSession: async ({ tenant, user, session }) =>
+      (await skills.deleteMany({ owner: ownerKey({ tenant, scope: 'session', user, session }) })).deletedCount,
   };
 }

@@ -25,7 +25,7 @@ function inputs(overrides: Partial<EffectiveInputs> = {}): EffectiveInputs {
   return {
     agentId: 'helper',
     agent: { revision_id: 'r-agent', config: AGENT },
-    tenant: { available: true, overrides: {} },
+    tenant: {},
     variant: null,
     session: {},
     skills: [],
@@ -50,10 +50,7 @@ describe('resolveEffectiveConfig', () => {
   it('applies tenant overrides over the agent and the user variant over both', () => {
     const result = resolveEffectiveConfig(
       inputs({
-        tenant: {
-          available: true,
-          overrides: { model: 'tenant-model', temperature: 0.1, extra_instructions: 'Tenant rule.' },
-        },
+        tenant: { model: 'tenant-model', temperature: 0.1, extra_instructions: 'Tenant rule.' },
         variant: { revision_id: 'r-variant', config: { llm_params: { temperature: 0.9 } } },
       }),
     );
@@ -74,7 +71,7 @@ describe('resolveEffectiveConfig', () => {
   it("keeps the tenant's instructions when a variant replaces the extra blocks", () => {
     const result = resolveEffectiveConfig(
       inputs({
-        tenant: { available: true, overrides: { extra_instructions: 'Tenant rule.' } },
+        tenant: { extra_instructions: 'Tenant rule.' },
         variant: {
           revision_id: 'v',
           config: { extra_system_blocks: [{ name: 'mine', text: 'Mine.' }], prompt_layers: [] },
@@ -95,11 +92,6 @@ describe('resolveEffectiveConfig', () => {
     expect(result.config.tool_exposure).toEqual({ mode: 'deny_list', tools: ['shell'] });
   });
 
-  it('marks the tenant layer unavailable when governance did not answer', () => {
-    const result = resolveEffectiveConfig(inputs({ tenant: { available: false, overrides: {} } }));
-    expect(result.layers[1]).toEqual({ layer: 'tenant_overrides', applied_keys: [], unavailable: true });
-  });
-
   it('appends the session prompt as the last prompt layer and drops disabled MCP sources', () => {
     const result = resolveEffectiveConfig(
       inputs({ session: { user_prompt: 'Answer in French.', source_disables: ['gh', 'builtin'] } }),
@@ -116,7 +108,7 @@ describe('resolveEffectiveConfig', () => {
   it('adds the winning skills as extra system blocks after every other block, and names them in skills', () => {
     const result = resolveEffectiveConfig(
       inputs({
-        tenant: { available: true, overrides: { extra_instructions: 'Tenant rule.' } },
+        tenant: { extra_instructions: 'Tenant rule.' },
         skills: [
           {
             name: 'cite',

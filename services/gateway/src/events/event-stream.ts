@@ -5,6 +5,8 @@ import { ADMIN_SCOPE_USED } from '../http/audit.ts';
 import type { EventLog, EventLogRead, EventSink } from '../ports.ts';
 import type { EventHub } from './event-hub.ts';
 import { recordText } from './sse-frames.ts';
+import { watchAuthority } from './stream-authority.ts';
+import type { StreamAuthority } from './stream-authority.ts';
 import { matches, routeOf } from './stream-filter.ts';
 import type { StreamFilter } from './stream-filter.ts';
 import type { SseSink, Subscriber } from './subscriber.ts';
@@ -17,6 +19,8 @@ export interface StreamRequest {
   readonly admin: boolean;
   /** `Last-Event-ID`: resume strictly after this sequence. */
   readonly lastEventId: number | undefined;
+  /** The token that opened the stream: it is closed when the token expires or is revoked. */
+  readonly authority: StreamAuthority;
 }
 
 /** What {@link EventStream} needs. */
@@ -27,6 +31,8 @@ export interface EventStreamOptions {
   readonly logger: Logger;
   /** How long a replay keeps reading again after a failed read, in ms. @default {@link REPLAY_RETRY_MS} */
   readonly replayRetryMs?: number;
+  /** Wall clock in epoch ms (when a token expires). @default Date.now */
+  readonly now?: () => number;
 }
 
 /** How long a replay keeps reading again after a failed read (nats-server restarting). */
@@ -43,7 +49,8 @@ const REPLAY_BACKOFF_MS = [100, 250, 500, 1_000, 2_000];
  * backlog, deduplicated by sequence. A read that fails (nats-server
  * restarting: its consumer gone, the read stalled) is opened again after the
  * last record it read, for up to `replayRetryMs`, so the client keeps its
- * connection and misses nothing.
+ * connection and misses nothing. The subscription ends when the token that
+ * opened it expires or is revoked (see `watchAuthority`).
  */
 export class EventStream {
   readonly #options: EventStreamOptions;
@@ -57,6 +64,8 @@ export class EventStream {
     const { identity } = request;
     const address = { tenant: identity.tenant, user: identity.user, session: identity.session };
     const subscriber = this.#options.hub.subscriber(request.filter, address, sink);
+    const unwatch = watchAuthority(subscriber, request.authority, this.#options.now ?? Date.now);
+    sink.once('close', unwatch);
     if (request.admin) await this.#audit(subscriber);
     try {
       await this.#deliver(subscriber, request.lastEventId);

@@ -14,7 +14,7 @@ export interface SseSink {
 }
 
 /** Why a subscription ended. */
-export type CloseReason = 'client' | 'dropped' | 'idle' | 'shutdown' | 'failed';
+export type CloseReason = 'client' | 'dropped' | 'idle' | 'shutdown' | 'failed' | 'unauthorized';
 
 /** What a subscriber needs from the hub that feeds it. */
 export interface SubscriberContext {
@@ -231,6 +231,22 @@ export class Subscriber {
     );
     this.close('idle', text);
     return true;
+  }
+
+  /**
+   * Ends the subscription with a last notice frame of `type`: every frame
+   * already queued is handed to the socket first (nothing the cursor covers is
+   * lost), then the notice, whose `sequence` is the cursor and which carries
+   * no `id:` line, so the client's `Last-Event-ID` stays that of the last
+   * event it got. Used when the stream's token stops being accepted.
+   */
+  closeWithNotice(type: string, payload: Record<string, unknown>, reason: CloseReason): void {
+    if (this.#state === 'closed') return;
+    const pending = this.#out.join('');
+    this.#out = [];
+    this.#outBytes = 0;
+    const text = pending + this.#notice(type, this.cursor, payload, false);
+    this.close(reason, text);
   }
 
   /**

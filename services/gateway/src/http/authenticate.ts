@@ -25,6 +25,11 @@ export function bearerToken(headers: Headers): string | undefined {
 /** What authentication needs. */
 export interface Authenticator {
   readonly verifier: TokenVerifier;
+  /**
+   * The verifier's clock tolerance for `exp`, in seconds: a token is refused
+   * from `exp` plus this, and an event stream it opened is closed then.
+   */
+  readonly clockToleranceSeconds: number;
   readonly revocations: RevocationCheck;
   readonly rejections: RejectionReporter;
 }

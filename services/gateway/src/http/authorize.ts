@@ -3,10 +3,11 @@ import type { MethodDef, VerifiedIdentity } from '@ars/contracts';
 
 /**
  * The method-level claim gate at the edge: auth class `A` needs the verified
- * `admin` claim, and a method's `requiredScope` (the per-user
- * `agent_config:user` tier, which admin does not satisfy) needs that claim.
- * Either refusal is 403 `identity_scope_required`: the identity is known and
- * insufficient. Owners may check again; the edge never lets one through.
+ * `admin` claim (else 403 `identity_scope_required`, the spec's code for an
+ * admin verb), and a method's `requiredScope` (the per-user
+ * `agent_config:user` tier, which admin does not satisfy) needs that claim
+ * (else 403 `scope_mismatch`: a claim below what the surface needs, neither a
+ * fan-in nor an admin verb). Owners check again; the edge never lets one through.
  */
 export function authorizeMethod(
   method: Pick<MethodDef, 'name' | 'auth' | 'requiredScope'>,
@@ -17,6 +18,6 @@ export function authorizeMethod(
   }
   const required = method.requiredScope;
   if (required !== undefined && !verified.scopes.includes(required)) {
-    throw new ServiceError('identity_scope_required', `${method.name} needs the ${required} claim`);
+    throw new ServiceError('scope_mismatch', `${method.name} needs the ${required} claim`);
   }
 }

@@ -78,14 +78,29 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
   return reply.code(mapped.status).type('application/json; charset=utf-8').send(mapped.toEnvelope());
 }
 
+/** The refusal of a path no route serves: `unknown_method` under `/v1/`, `not_found` elsewhere. */
+function notServed(url: string): ServiceError {
+  const path = url.split('?', 1)[0] ?? '';
+  return path.startsWith('/v1/')
+    ? new ServiceError('unknown_method', `no method is served at ${path}`)
+    : new ServiceError('not_found', `nothing is served at ${path}`);
+}
+
+/**
+ * fastify's `frameworkErrors`: the router's refusals that never reach the
+ * error handler. A path that does not decode is 400 `invalid_request`; a path
+ * segment over the router's length bound names no route (404).
+ */
+export function sendFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error.code === 'FST_ERR_BAD_URL') {
+    return sendError(request, reply, new ServiceError('invalid_request', 'the request path is not a valid URL'));
+  }
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(request, reply, notServed(request.url));
+  return sendError(request, reply, error);
+}
+
 /** Installs the envelope on every error and on every unmatched route of `app`. */
 export function installErrorEnvelope(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?', 1)[0] ?? '';
-    const error = path.startsWith('/v1/')
-      ? new ServiceError('unknown_method', `no method is served at ${path}`)
-      : new ServiceError('not_found', `nothing is served at ${path}`);
-    return sendError(request, reply, error);
-  });
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, notServed(request.url)));
 }

@@ -1,6 +1,8 @@
+import { canFanIn } from '@ars/auth';
+import { getMethod } from '@ars/contracts';
 import type { DiscoveredInstance, Discovery, EndpointStats, InstanceStats } from '../ports.ts';
 import type { HttpCounters } from './http-counters.ts';
-import type { LocalHandler } from './local-handler.ts';
+import type { LocalHandler, LocalRequest } from './local-handler.ts';
 
 /** What the fleet reads need. */
 export interface FleetContext {
@@ -12,6 +14,18 @@ export interface FleetContext {
 }
 
 const NANOS_PER_MS = 1_000_000;
+
+/**
+ * True when the caller holds the method's claim for crossing the tenant axis
+ * (the spec's cross-tenant table: admin or console:fleet for runtime.* and
+ * metrics.snapshot, admin for topology.snapshot): it sees the whole fleet's
+ * figures. Without it the caller sees its own tenant's figures only; the
+ * services' `$SRV.STATS` and the fleet's instances have no tenant in them,
+ * so none of them is its own.
+ */
+function seesFleet({ method, identity }: LocalRequest): boolean {
+  return canFanIn(identity.scopes, getMethod(method)?.crossing?.tenant ?? 'admin');
+}
 
 /** Endpoint names are method names with `.` → `-` (the services API allows no dots). */
 function endpointMethod(endpoint: { name: string; metadata?: Readonly<Record<string, string>> | null }): string {
@@ -39,11 +53,14 @@ function endpointCounters(endpoint: EndpointStats) {
 
 /**
  * runtime.counters: `$SRV.STATS` per service instance and method, plus the
- * gateway's own HTTP counters (member `gateway`).
+ * gateway's own HTTP counters (member `gateway`). Without the claim (see
+ * `seesFleet`): no service rows, and the HTTP counters of the caller's tenant.
  */
 export function runtimeCountersHandler(context: FleetContext): LocalHandler {
-  return async () => {
-    const stats = await context.discovery.stats();
+  return async (request) => {
+    const fleet = seesFleet(request);
+    const stats = fleet ? await context.discovery.stats() : [];
+    const http = context.counters.snapshot(fleet ? undefined : request.identity.tenant);
     return {
       taken_at: context.clock().toISOString(),
       services: byName(stats).map((instance) => ({
@@ -53,7 +70,7 @@ export function runtimeCountersHandler(context: FleetContext): LocalHandler {
         ...(isTimestamp(instance.started) ? { started_at: instance.started } : {}),
         endpoints: instance.endpoints.map(endpointCounters),
       })),
-      gateway: { instance_id: context.instanceId, http: context.counters.snapshot() },
+      gateway: { instance_id: context.instanceId, http },
     };
   };
 }
@@ -81,11 +98,14 @@ function rpcFigures(stats: readonly InstanceStats[]) {
 /**
  * metrics.snapshot: named monotonic counters (the gateway's HTTP totals and
  * `$SRV.STATS` summed per service) and gauges (live instances), runtime-wide.
+ * Without the claim (see `seesFleet`): the HTTP counters of the caller's
+ * tenant, and no fleet counters or gauges.
  */
 export function metricsSnapshotHandler(context: FleetContext): LocalHandler {
-  return async () => {
-    const http = context.counters.snapshot();
-    const rpc = rpcFigures(await context.discovery.stats());
+  return async (request) => {
+    const fleet = seesFleet(request);
+    const http = context.counters.snapshot(fleet ? undefined : request.identity.tenant);
+    const rpc = fleet ? rpcFigures(await context.discovery.stats()) : { counters: {}, gauges: {} };
     return {
       taken_at: context.clock().toISOString(),
       counters: {
@@ -143,10 +163,14 @@ export function runtimeDriversHandler(context: FleetContext): LocalHandler {
   };
 }
 
-/** topology.snapshot: services, their instances, versions and endpoints from `$SRV.INFO`. */
+/**
+ * topology.snapshot: services, their instances, versions and endpoints from
+ * `$SRV.INFO`. Without admin (see `seesFleet`) no instance is the caller's
+ * tenant's own: no services.
+ */
 export function topologySnapshotHandler(context: FleetContext): LocalHandler {
-  return async () => {
-    const instances = byName(await context.discovery.info());
+  return async (request) => {
+    const instances = seesFleet(request) ? byName(await context.discovery.info()) : [];
     const names = [...new Set(instances.map((instance) => instance.name))];
     return {
       taken_at: context.clock().toISOString(),

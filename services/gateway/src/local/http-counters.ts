@@ -16,14 +16,42 @@ export interface HttpCountersSnapshot {
   readonly by_method: Readonly<Record<string, Readonly<MethodCounters>>>;
 }
 
-/** The gateway's own request counters; in memory, per replica, since boot. */
+/** Most tenants whose own figures are kept; past it the tenant seen longest ago is forgotten. */
+const MAX_TENANTS = 10_000;
+
+/**
+ * The gateway's own request counters; in memory, per replica, since boot.
+ * Kept for the whole replica and per tenant (the verified tenant of an
+ * authenticated request), so that a caller without a cross-tenant claim can
+ * be shown its own tenant's figures only.
+ */
 export class HttpCounters {
   #requests = 0;
   #byStatus = new Map<number, number>();
   #byMethod = new Map<string, MethodCounters>();
+  readonly #tenants: Map<string, HttpCounters> | undefined;
 
-  /** Records one finished response. `method` is the registry method, or the route for the rest. */
-  record(method: string, status: number, elapsedMs: number): void {
+  constructor(perTenant = true) {
+    this.#tenants = perTenant ? new Map() : undefined;
+  }
+
+  /**
+   * Records one finished response. `method` is the registry method, or the
+   * route for the rest; `tenant` the verified tenant, when the request was
+   * authenticated.
+   */
+  record(method: string, status: number, elapsedMs: number, tenant?: string): void {
+    if (tenant !== undefined && this.#tenants !== undefined) {
+      let own = this.#tenants.get(tenant);
+      if (own === undefined) {
+        own = new HttpCounters(false);
+        if (this.#tenants.size >= MAX_TENANTS) this.#tenants.delete(this.#tenants.keys().next().value as string);
+      } else {
+        this.#tenants.delete(tenant);
+      }
+      this.#tenants.set(tenant, own);
+      own.record(method, status, elapsedMs);
+    }
     this.#requests += 1;
     this.#byStatus.set(status, (this.#byStatus.get(status) ?? 0) + 1);
     let row = this.#byMethod.get(method);
@@ -36,7 +64,9 @@ export class HttpCounters {
     row.total_ms += elapsedMs;
   }
 
-  snapshot(): HttpCountersSnapshot {
+  /** The figures of the replica, or of one tenant (zeros for a tenant not seen). */
+  snapshot(tenant?: string): HttpCountersSnapshot {
+    if (tenant !== undefined) return (this.#tenants?.get(tenant) ?? new HttpCounters(false)).snapshot();
     let responses4xx = 0;
     let responses5xx = 0;
     const byStatus: Record<string, number> = {};

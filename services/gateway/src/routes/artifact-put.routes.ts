@@ -56,7 +56,8 @@ export async function artifactPutRoutes(app: FastifyInstance, options: ArtifactP
       throw new ServiceError('payload_too_large', 'the request body is larger than the gateway accepts');
     }
     const { body, uploadId } = await readPutBody(options.artifacts, {
-      raw: request.raw,
+      // Not destroyed when the read stops early (a refusal): what is left is drained or the connection closed.
+      raw: request.raw.iterator({ destroyOnReturn: false }),
       verified,
       preflight: (partial) => gateIdentity(method, verified, partial),
     });

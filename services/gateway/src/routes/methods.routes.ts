@@ -13,6 +13,7 @@ import { authorizeMethod } from '../http/authorize.ts';
 import { sendError } from '../http/errors.ts';
 import { parseJsonObject, validateRequest } from '../http/request-body.ts';
 import type { EventStream } from '../events/event-stream.ts';
+import type { StreamAuthority } from '../events/stream-authority.ts';
 import { streamFilter } from '../events/stream-filter.ts';
 import { subscribeRequestBody } from '../events/subscribe-request.ts';
 import type { HttpCounters, LocalHandler } from '../local/index.ts';
@@ -62,6 +63,16 @@ function singleHeader(request: FastifyRequest, key: string): string | undefined 
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** What closes a stream opened by `auth`: its expiry, with the verifier's tolerance, and its revocation. */
+function streamAuthority(authenticator: Authenticator, auth: Authenticated): StreamAuthority {
+  const { claims } = auth;
+  return {
+    ...(claims.exp === undefined ? {} : { refusedFromMs: (claims.exp + authenticator.clockToleranceSeconds) * 1000 }),
+    onRevoked: (listener) => authenticator.revocations.onRevoked(auth.revocationKeys, listener),
+    token: { kid: claims.kid ?? '', issuer: claims.iss ?? '', subject: claims.sub ?? '' },
+  };
+}
+
 /**
  * Every registry method under `/v1/`. Order of the pipeline: route lookup
  * (404 `unknown_method`), verb (bare 405), authentication and revocation
@@ -99,7 +110,12 @@ export async function methodsRoutes(app: FastifyInstance, options: MethodsRoutes
 
   app.addHook('onResponse', async (request, reply) => {
     const state = routed.get(request);
-    options.counters.record(state?.method?.name ?? '(unknown)', reply.statusCode, reply.elapsedTime);
+    options.counters.record(
+      state?.method?.name ?? '(unknown)',
+      reply.statusCode,
+      reply.elapsedTime,
+      state?.auth?.identity.tenant,
+    );
     endSpan(state, reply.statusCode);
   });
 
@@ -157,7 +173,8 @@ export async function methodsRoutes(app: FastifyInstance, options: MethodsRoutes
    * headers and the query, schema, identity, claims), then `admin=1` needs
    * admin or console:fleet (403 `scope_mismatch`). Refusals are JSON
    * envelopes; once accepted the response is hijacked and streamed, and it is
-   * ended when its token gets revoked.
+   * ended, with a last `auth.rejected` frame, when its token expires (its
+   * `exp` plus the verifier's clock tolerance) or gets revoked.
    */
   const subscribe = async (request: FastifyRequest, reply: FastifyReply, method: MethodDef, auth: Authenticated) => {
     const verified = auth.identity;
@@ -177,13 +194,12 @@ export async function methodsRoutes(app: FastifyInstance, options: MethodsRoutes
     reply.hijack();
     reply.raw.writeHead(200, SSE_HEADERS);
     reply.raw.flushHeaders();
-    const off = options.authenticator.revocations.onRevoked(auth.revocationKeys, () => reply.raw.end());
-    reply.raw.once('close', off);
     await options.stream.serve(reply.raw, {
       identity: verified,
       filter,
       admin,
       lastEventId: body.last_event_id as number | undefined,
+      authority: streamAuthority(options.authenticator, auth),
     });
   };
 

@@ -127,6 +127,8 @@ export interface HarnessOptions {
   readonly limits?: GatewayDeps['limits'];
   /** @default a silent logger */
   readonly logger?: GatewayDeps['logger'];
+  /** The verifier's clock tolerance for `exp` and `nbf`, told to the gateway too. @default the verifier's (30) */
+  readonly clockToleranceSeconds?: number;
 }
 
 export interface SendOptions {
@@ -176,7 +178,16 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   let clock = 1_000;
   const deps: GatewayDeps = {
     logger: options.logger ?? createLogger({ name: 'gateway-test', level: 'silent' }),
-    verifier: options.verifier ?? createTokenVerifier({ issuer: ISSUER, audience: AUDIENCE, keys: [key.jwk as never] }),
+    verifier:
+      options.verifier ??
+      createTokenVerifier({
+        issuer: ISSUER,
+        audience: AUDIENCE,
+        keys: [key.jwk as never],
+        ...(options.clockToleranceSeconds === undefined
+          ? {}
+          : { clockToleranceSeconds: options.clockToleranceSeconds }),
+      }),
     ...(options.devIssuer === undefined ? {} : { devIssuer: options.devIssuer }),
     ...(options.tokenMinter === undefined ? {} : { tokenMinter: options.tokenMinter }),
     ...(options.revocations === undefined ? {} : { revocations: options.revocations }),
@@ -192,6 +203,9 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       devTokenTtlSeconds: 3600,
       ...(options.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: options.bodyLimitBytes }),
       ...(options.events === undefined ? {} : { events: options.events }),
+      ...(options.clockToleranceSeconds === undefined
+        ? {}
+        : { tokenClockToleranceSeconds: options.clockToleranceSeconds }),
       ...options.limits,
     },
     now: () => (clock += 1_000),

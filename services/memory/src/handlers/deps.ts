@@ -1,3 +1,4 @@
+import type { ErasedSessionMarkers } from '@ars/service-kit';
 import type { Logger } from '@ars/telemetry';
 import type { MemoryEvents } from '../events.ts';
 import type { HealthMonitor } from '../health/health-monitor.ts';
@@ -18,6 +19,8 @@ export interface MemoryLimits {
 export interface MemoryDeps {
   readonly items: MemoryRepository;
   readonly traces: TraceRepository;
+  /** Sessions `_memory.erase_session` erased: their session tier takes no write again. */
+  readonly erased: ErasedSessionMarkers;
   readonly events: MemoryEvents;
   readonly health: HealthMonitor;
   readonly logger: Logger;

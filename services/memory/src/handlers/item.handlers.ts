@@ -8,6 +8,7 @@ import type {
   MemoryPutResponse,
 } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
+import { refuseWriteIfErased } from '@ars/service-kit';
 import { addressOf, toItem } from '../domain/memory-record.ts';
 import type { MemoryDeps } from './deps.ts';
 import { requireAdmin, targetFor } from './identity.ts';
@@ -16,7 +17,10 @@ import { encodeValue } from './value.ts';
 /**
  * memory.put (admin): writes `key` on `tier` for the caller (tenant-wide, its
  * user, or its session); `if_version` makes it a compare-and-set (`conflict`).
- * Publishes `memory.item_put`.
+ * Publishes `memory.item_put`. The session tier of a session whose erasure
+ * reached memory is refused 410 `session_erased`: checked after the write
+ * (see `ErasedSessionMarkers`), which is then taken back with the rest of the
+ * session's tier.
  */
 export function createPutHandler(deps: MemoryDeps): RpcHandler {
   return async ({ method, identity: verified, body }): Promise<MemoryPutResponse> => {
@@ -29,6 +33,9 @@ export function createPutHandler(deps: MemoryDeps): RpcHandler {
       ifVersion: request.if_version,
       now: deps.now().toISOString(),
     });
+    if (request.tier === 'session') {
+      await refuseWriteIfErased(deps.erased, target, method, () => deps.items.deleteSession(target));
+    }
     await deps.events.itemPut(target, method, request.key);
     return { item: toItem(record) };
   };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AGENT_EFFECTIVE_CONFIG, AgentEffectiveConfigReply, isServiceError, ToolExposure } from '@ars/contracts';
-import type { VerifiedIdentity } from '@ars/contracts';
+import type { ApprovalPolicy, VerifiedIdentity } from '@ars/contracts';
 import { callInternal } from '@ars/bus';
 import type { RpcClient } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
@@ -13,7 +13,8 @@ import type { LlmParameters, ProviderSettings } from '../providers/provider.ts';
  * run overrides (`run-overrides.ts`), and recorded on the task. What the
  * engine reads of it is an {@link AgentRunConfig}: the system prompt (prompt
  * layers, then extra system blocks), the provider, the LLM parameters, the
- * tool exposure and source disables, and the default input disposition.
+ * tool exposure, source disables and MCP servers, and the default input
+ * disposition.
  */
 
 /** What one layer changed (dotted configuration paths), as agent-registry reports it; `run_overrides` is ours. */
@@ -21,7 +22,6 @@ export interface EffectiveLayer {
   readonly layer: string;
   readonly revision_id?: string | null | undefined;
   readonly applied_keys: readonly string[];
-  readonly unavailable?: boolean | undefined;
 }
 
 /** A skill of the effective configuration. */
@@ -45,6 +45,8 @@ export interface EffectiveConfigRecord {
   readonly layers: readonly EffectiveLayer[];
   /** `sha256:` of the canonical JSON of `{config, source_disables}`. */
   readonly content_hash: string;
+  /** The tenant's approval policies by tool name, as resolved with the configuration (absent on older records). */
+  readonly approval_policies?: Readonly<Record<string, ApprovalPolicy>>;
   /** `agent-registry`; `builtin` only on tasks recorded before runs failed closed without the registry. */
   readonly source: 'agent-registry' | 'builtin';
   readonly resolved_at: string;
@@ -60,6 +62,10 @@ export interface AgentRunConfig {
   readonly toolExposure?: ToolExposure | undefined;
   /** Tool sources to hide: `builtin`, or an MCP server id. */
   readonly sourceDisables: readonly string[];
+  /** Server ids of the agent's MCP connections (`mcp_connections`). */
+  readonly mcpServers: readonly string[];
+  /** The tenant's approval policies by tool name (`tools.set_approval_policy`), built-ins included. */
+  readonly approvalPolicies: Readonly<Record<string, ApprovalPolicy>>;
   /** `multimodal.default_disposition`, the second layer of an input artifact's disposition. */
   readonly defaultDisposition?: string | undefined;
 }
@@ -94,6 +100,7 @@ const ConfigShape = z.looseObject({
     })
     .optional(),
   tool_exposure: ToolExposure.optional(),
+  mcp_connections: z.array(z.looseObject({ server_id: z.string() })).optional(),
   multimodal: z.looseObject({ default_disposition: z.string().optional() }).optional(),
 });
 
@@ -111,9 +118,9 @@ export function parseEffectiveReply(reply: unknown, now = new Date()): Effective
       layer: l.layer,
       ...(l.revision_id === undefined ? {} : { revision_id: l.revision_id }),
       applied_keys: l.applied_keys,
-      ...(l.unavailable === undefined ? {} : { unavailable: l.unavailable }),
     })),
     content_hash: r.content_hash,
+    approval_policies: r.approval_policies,
     source: 'agent-registry',
     resolved_at: now.toISOString(),
   };
@@ -121,7 +128,7 @@ export function parseEffectiveReply(reply: unknown, now = new Date()): Effective
 
 /** What the engine runs with, from an effective configuration (run overrides already applied). */
 export function toAgentRunConfig(
-  record: Pick<EffectiveConfigRecord, 'agent_id' | 'revision_id' | 'config' | 'source_disables'>,
+  record: Pick<EffectiveConfigRecord, 'agent_id' | 'revision_id' | 'config' | 'source_disables' | 'approval_policies'>,
 ): AgentRunConfig {
   const c = ConfigShape.parse(record.config);
   const blocks = [...(c.prompt_layers ?? []), ...(c.extra_system_blocks ?? [])].map((b) => b.text);
@@ -146,6 +153,8 @@ export function toAgentRunConfig(
     params: params as LlmParameters,
     toolExposure: c.tool_exposure,
     sourceDisables: record.source_disables,
+    mcpServers: (c.mcp_connections ?? []).map((connection) => connection.server_id),
+    approvalPolicies: record.approval_policies ?? {},
     defaultDisposition: c.multimodal?.default_disposition,
   };
 }

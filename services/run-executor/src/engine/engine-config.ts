@@ -29,7 +29,7 @@ const ApprovalOverrides = z
     return parsed.data;
   })
   .describe(
-    'Approval policy overrides by tool name, as JSON: {"<tool>": {"mode": "always"|"never", "timeout_seconds"?: n, "on_timeout"?: "reject"|"approve"}}. Default {}.',
+    'Approval policy overrides by tool name (built-in or MCP, `<server_id>__<tool>`), as JSON: {"<tool>": {"mode": "always"|"never", "timeout_seconds"?: n, "on_timeout"?: "reject"|"approve"}}. Precedence, lowest first: the tool\'s own policy (manifest or MCP catalogue), this, the tenant\'s policy (tools.set_approval_policy). Default {}.',
   );
 
 /** LLM_PRICES: a JSON object, model → USD per million input and output tokens. */
@@ -105,12 +105,6 @@ export const ENGINE_CONFIG_SHAPE = {
     60_000,
     'How long the engine waits for agent-registry, governance, memory and artifact calls, in ms. Default 2000.',
   ),
-  GOVERNANCE_ABSENCE_GRACE_MS: int(
-    60_000,
-    0,
-    3_600_000,
-    'How long after governance last answered an endpoint a "no responders" on it counts as a restart (the LLM call waits: its run is retried) rather than governance not running (the call proceeds un-governed), in ms. Default 60000; 0: un-governed at once.',
-  ),
   LLM_DEFAULT_MAX_TOKENS: int(
     4_096,
     1,
@@ -150,6 +144,12 @@ export const ENGINE_CONFIG_SHAPE = {
       "Key of openai providers for which governance holds no tenant key (governance.rotate_key under the provider's name). Unset: a placeholder key.",
     ),
   TOOL_APPROVAL_POLICIES: ApprovalOverrides,
+  MCP_CALL_TIMEOUT_MS: int(
+    60_000,
+    100,
+    3_600_000,
+    "How long an MCP tool call may take (the tool host's timeout_ms of `_mcp.call_tool`; the engine waits ENGINE_RPC_TIMEOUT_MS longer for the host's answer), in ms. A call that takes longer fails with ErrorClass timeout and is retried if the tool is read-only or idempotent. Default 60000.",
+  ),
 };
 
 /** The engine's slice of the service configuration. */
@@ -163,7 +163,6 @@ export interface EngineSettings {
   readonly maxSteps: number;
   readonly agentConfigCacheMs: number;
   readonly rpcTimeoutMs: number;
-  readonly governanceAbsenceGraceMs: number;
   readonly defaultMaxTokens: number;
   readonly llmPrices: Readonly<Record<string, { readonly input: number; readonly output: number }>>;
   readonly inlineArtifactMaxBytes: number;
@@ -172,6 +171,7 @@ export interface EngineSettings {
   readonly llmTimeoutMs: number;
   readonly llmApiKey?: string | undefined;
   readonly approvalOverrides: Readonly<Record<string, ApprovalPolicy>>;
+  readonly mcpCallTimeoutMs: number;
   readonly defaultAgentId: string;
 }
 
@@ -187,7 +187,6 @@ export function engineSettingsOf(config: {
   readonly RUN_MAX_STEPS: number;
   readonly AGENT_CONFIG_CACHE_MS: number;
   readonly ENGINE_RPC_TIMEOUT_MS: number;
-  readonly GOVERNANCE_ABSENCE_GRACE_MS: number;
   readonly LLM_DEFAULT_MAX_TOKENS: number;
   readonly LLM_PRICES: Readonly<Record<string, { readonly input: number; readonly output: number }>>;
   readonly INLINE_ARTIFACT_MAX_BYTES: number;
@@ -196,6 +195,7 @@ export function engineSettingsOf(config: {
   readonly LLM_TIMEOUT_MS: number;
   readonly LLM_API_KEY?: string | undefined;
   readonly TOOL_APPROVAL_POLICIES: Readonly<Record<string, ApprovalPolicy>>;
+  readonly MCP_CALL_TIMEOUT_MS: number;
 }): EngineSettings {
   return {
     concurrency: config.EXECUTOR_CONCURRENCY,
@@ -207,7 +207,6 @@ export function engineSettingsOf(config: {
     maxSteps: config.RUN_MAX_STEPS,
     agentConfigCacheMs: config.AGENT_CONFIG_CACHE_MS,
     rpcTimeoutMs: config.ENGINE_RPC_TIMEOUT_MS,
-    governanceAbsenceGraceMs: config.GOVERNANCE_ABSENCE_GRACE_MS,
     defaultMaxTokens: config.LLM_DEFAULT_MAX_TOKENS,
     llmPrices: config.LLM_PRICES,
     inlineArtifactMaxBytes: config.INLINE_ARTIFACT_MAX_BYTES,
@@ -216,6 +215,7 @@ export function engineSettingsOf(config: {
     llmTimeoutMs: config.LLM_TIMEOUT_MS,
     llmApiKey: config.LLM_API_KEY,
     approvalOverrides: config.TOOL_APPROVAL_POLICIES,
+    mcpCallTimeoutMs: config.MCP_CALL_TIMEOUT_MS,
     defaultAgentId: config.DEFAULT_AGENT_ID,
   };
 }

@@ -8,6 +8,8 @@ import type { TaskConfigRepository } from '../store/task-config.repository.ts';
 import type { TaskRepository } from '../store/task.repository.ts';
 import { createArtifactIo } from '../tools/artifact-io.ts';
 import { BUILTIN_TOOLS } from '../tools/builtins.ts';
+import { createArgsValidators } from '../tools/json-schema-args.ts';
+import { createMcpToolHost } from '../tools/mcp-tools.ts';
 import { createToolRegistry } from '../tools/registry.ts';
 import { createServiceTools } from '../tools/service-tools.ts';
 import { createAgentConfigResolver } from './agent-config.ts';
@@ -22,6 +24,7 @@ import type { RunConsumer } from './run-consumer.ts';
 import { createRun } from './run-loop.ts';
 import type { RunDeps } from './run-state.ts';
 import { createStaleRunSweeper } from './stale-runs.ts';
+import { createToolCallReporter } from './tool-call-reporter.ts';
 import { createWorkQueue } from './work-queue.ts';
 
 /**
@@ -78,6 +81,14 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     readMaxBytes: settings.artifactReadMaxBytes,
     writeMaxBytes: settings.artifactWriteMaxBytes,
   });
+  const validators = createArgsValidators({
+    onCompileError: (server, tool, error) =>
+      logger.warn(
+        { err: error, server, tool },
+        'MCP tool input schema not compiled; its arguments are checked as an object',
+      ),
+  });
+  const toolCalls = createToolCallReporter({ rpc, logger, timeoutMs });
   const deps: RunDeps = {
     bus,
     pipeline,
@@ -86,6 +97,14 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     tasks: options.tasks,
     runStates: options.runStates,
     tools: createToolRegistry([...BUILTIN_TOOLS, ...serviceTools], settings.approvalOverrides),
+    mcp: createMcpToolHost({
+      rpc,
+      logger,
+      validators,
+      callTimeoutMs: settings.mcpCallTimeoutMs,
+      rpcTimeoutMs: timeoutMs,
+    }),
+    toolCalls,
     agents: createAgentConfigResolver({
       rpc,
       logger,
@@ -94,7 +113,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     }),
     runOverrides: options.runOverrides,
     taskConfigs: options.taskConfigs,
-    governance: createGovernance({ rpc, logger, timeoutMs, absenceGraceMs: settings.governanceAbsenceGraceMs }),
+    governance: createGovernance({ rpc, logger, timeoutMs }),
     memory: createMemoryPrompt({ rpc, logger, timeoutMs }),
     artifacts,
     settings,
@@ -132,6 +151,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     stop: async () => {
       await sweeping.stop();
       await consumer.stop();
+      await toolCalls.stop();
       js.close();
     },
   };

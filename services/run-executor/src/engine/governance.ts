@@ -5,6 +5,7 @@ import {
   GOVERNANCE_RECORD_COST,
   isServiceError,
   refusalOf,
+  ServiceError,
 } from '@ars/contracts';
 import type {
   GovernanceRecordCostRequest,
@@ -14,7 +15,7 @@ import type {
   RefusalReason as RefusalOf,
   VerifiedIdentity,
 } from '@ars/contracts';
-import { callInternal } from '@ars/bus';
+import { callInternalWithinBudget } from '@ars/bus';
 import type { RpcClient } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
 
@@ -24,20 +25,15 @@ import type { Logger } from '@ars/telemetry';
  * by `_governance.record_cost`), `_governance.failover` on a
  * provider error and `_governance.provider_key` for a provider's key.
  *
- * Governance not running (no responders) or not offering the endpoint
- * (`unimplemented`): runs proceed un-governed — admitted as asked, nothing
- * recorded, no failover, the executor's own key — and one warning is logged
- * per outage. A governance that answered this executor on an endpoint less
- * than {@link GOVERNANCE_ABSENCE_GRACE_MS} ago and has no responders on it now is away
- * for a moment (restarting, its subscriptions coming back after a NATS
- * reconnect), not absent: that `unavailable` is thrown like a timeout, so no
- * call slips through un-governed in the seconds after a restart. A refusal
- * always stops the call ({@link LlmCallRefused}); a timeout or any other
- * failure is thrown (the run is retried later).
+ * Governance fails closed: a call governance does not admit is not made.
+ * No responders (governance restarting, not running, or its subscriptions
+ * still propagating after a NATS node failover) is asked again within the
+ * call's budget (`timeoutMs`), then thrown `unavailable`; a governance that
+ * does not offer the endpoint (`unimplemented`) is thrown `unavailable` too.
+ * The run loop takes `unavailable`, like a timeout, as transient: the run is
+ * handed back and retried later. One warning is logged per outage. A
+ * refusal always stops the call ({@link LlmCallRefused}).
  */
-
-/** How long after governance last answered an endpoint a "no responders" on it counts as a moment's absence. */
-export const GOVERNANCE_ABSENCE_GRACE_MS = 60_000;
 
 /** Why governance refused a call (the refusals `_governance.admit_llm_call` declares); each is the ErrorCode the run fails with. */
 export type RefusalReason = RefusalOf<typeof GOVERNANCE_ADMIT_LLM_CALL>;
@@ -62,10 +58,8 @@ export interface RunQuad {
 
 /** An admitted call. */
 export interface Admission {
-  /** False when governance was not asked (not running). */
-  readonly governed: boolean;
-  /** The tier applied (absent un-governed). */
-  readonly tier?: string | undefined;
+  /** The tier applied. */
+  readonly tier: string;
   /** Max tokens to ask the provider for: the request, clipped to the tier's cap. */
   readonly maxTokens: number;
   readonly clipped: boolean;
@@ -102,7 +96,7 @@ export interface Governance {
     call: { model: string; requestedMaxTokens: number; tier?: string | undefined; recordFirst?: CostRecord },
   ): Promise<Admission>;
   recordCost(run: RunQuad, call: CostRecord): Promise<void>;
-  /** The next provider after `fromProvider`, or null (none left, or governance not running). */
+  /** The next provider after `fromProvider`, or null when the tier's chain has none left. */
   failover(
     run: RunQuad,
     call: {
@@ -113,7 +107,7 @@ export interface Governance {
       reason: string;
     },
   ): Promise<FailoverTarget | null>;
-  /** The tenant's key for a provider installation; undefined when none is installed or governance is not running. */
+  /** The tenant's key for a provider installation; undefined when none is installed. */
   providerKey(run: RunQuad, provider: string): Promise<string | undefined>;
 }
 
@@ -121,12 +115,8 @@ export interface Governance {
 export interface GovernanceOptions {
   readonly rpc: RpcClient;
   readonly logger: Logger;
-  /** Per call, in ms. */
+  /** Each call's budget, asks again of a governance with no responders included, in ms. */
   readonly timeoutMs: number;
-  /** @default {@link GOVERNANCE_ABSENCE_GRACE_MS} */
-  readonly absenceGraceMs?: number;
-  /** @default Date.now */
-  readonly now?: () => number;
 }
 
 function callerOf(run: RunQuad): VerifiedIdentity {
@@ -135,44 +125,30 @@ function callerOf(run: RunQuad): VerifiedIdentity {
 
 export function createGovernance(options: GovernanceOptions): Governance {
   const { rpc, logger, timeoutMs } = options;
-  const graceMs = options.absenceGraceMs ?? GOVERNANCE_ABSENCE_GRACE_MS;
-  const now = options.now ?? Date.now;
-  let absent = false;
-  /** When governance last answered each endpoint (a refusal is an answer): a governance without an endpoint never does. */
-  const answeredAt = new Map<string, number>();
+  let away = false;
 
-  /** The answer, or `undefined` when governance is not running; refusals and other failures are thrown. */
+  /** The answer; refusals and every failure are thrown, governance not answering as `unavailable`. */
   async function ask<E extends InternalEndpointDef>(
     run: RunQuad,
     target: E,
     body: InternalRequest<E>,
-  ): Promise<InternalReply<E> | undefined> {
+  ): Promise<InternalReply<E>> {
     const endpoint = target.name;
     try {
-      const answer = await callInternal(rpc, target, callerOf(run), body, { timeoutMs });
-      answeredAt.set(endpoint, now());
-      if (absent) logger.info({ endpoint }, 'governance is back; LLM calls are governed again');
-      absent = false;
+      const answer = await callInternalWithinBudget(rpc, target, callerOf(run), body, { timeoutMs });
+      if (away) logger.info({ endpoint }, 'governance answers again; LLM calls resume');
+      away = false;
       return answer;
     } catch (error) {
       if (!isServiceError(error)) throw error;
-      const lastAnswer = answeredAt.get(endpoint);
-      if (error.code === 'unavailable' && lastAnswer !== undefined && now() - lastAnswer < graceMs) {
-        // It was here a moment ago: wait for it (the run is retried) rather than call un-governed.
-        throw error;
-      }
-      if (error.code === 'unavailable' || error.code === 'unimplemented') {
-        if (!absent)
-          logger.warn({ endpoint, code: error.code }, 'governance unavailable; LLM calls proceed un-governed');
-        absent = true;
-        return undefined;
-      }
       const reason = refusalOf(GOVERNANCE_ADMIT_LLM_CALL, error);
-      if (reason !== undefined) {
-        answeredAt.set(endpoint, now());
-        throw new LlmCallRefused(reason, error.message);
-      }
-      throw error;
+      if (reason !== undefined) throw new LlmCallRefused(reason, error.message);
+      if (error.code !== 'unavailable' && error.code !== 'unimplemented') throw error;
+      if (!away) logger.warn({ endpoint, code: error.code }, 'governance not answering; LLM calls wait for it');
+      away = true;
+      if (error.code === 'unavailable') throw error;
+      // A governance without the endpoint (an older version mid-upgrade) is waited for like an absent one.
+      throw new ServiceError('unavailable', `governance does not serve ${endpoint}`, { cause: error });
     }
   }
 
@@ -197,10 +173,7 @@ export function createGovernance(options: GovernanceOptions): Governance {
         requested_max_tokens: call.requestedMaxTokens,
         ...(call.recordFirst === undefined ? {} : { record_cost: costBody(call.recordFirst) }),
       });
-      if (answer === undefined)
-        return { governed: false, maxTokens: call.requestedMaxTokens, clipped: false, waitMs: 0 };
       return {
-        governed: true,
         tier: answer.tier,
         maxTokens: answer.max_tokens,
         clipped: answer.clipped,
@@ -221,13 +194,13 @@ export function createGovernance(options: GovernanceOptions): Governance {
         accumulated_cost: call.accumulatedCost,
         reason: call.reason.slice(0, 1024),
       });
-      return answer?.provider ?? null;
+      return answer.provider;
     },
 
     async providerKey(run, provider) {
       try {
         const answer = await ask(run, GOVERNANCE_PROVIDER_KEY, { tenant: run.tenant, provider });
-        return answer?.key;
+        return answer.key;
       } catch (error) {
         if (refusalOf(GOVERNANCE_PROVIDER_KEY, error) === 'no_key') return undefined;
         throw error;

@@ -154,7 +154,7 @@ async function claim(run: RunState): Promise<PreparedRun | undefined> {
   if (!firstStart) await restorePauses(run);
   const pending = run.checkpoint.pending_call;
   if (pending !== null && pending !== undefined) {
-    await outcomeUnknown(run, pending.tool);
+    await outcomeUnknown(run, pending.tool, pending.transport);
     return undefined;
   }
   return prepareRun(run);
@@ -193,11 +193,11 @@ async function restorePauses(run: RunState): Promise<void> {
 }
 
 /** An unsafe call was under way when the previous executor stopped: never retried blindly. */
-async function outcomeUnknown(run: RunState, tool: string): Promise<void> {
+async function outcomeUnknown(run: RunState, tool: string, transport: string | undefined): Promise<void> {
   run.events.emit('tool.failed', {
     Identity: run.events.quad,
     ToolName: tool,
-    Transport: run.deps.tools.get(tool)?.transport ?? 'builtin',
+    Transport: transport ?? run.deps.tools.get(tool)?.transport ?? 'builtin',
     Attempts: 1,
     ErrorClass: 'outcome_unknown',
     ErrorMessage: 'the executor stopped during this unsafe call; its outcome is unknown',

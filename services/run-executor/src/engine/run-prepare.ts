@@ -12,6 +12,7 @@ import { occurredAt } from './run-events.ts';
 import { ownerIdentity } from './run-finish.ts';
 import { applyRunOverrides } from './run-overrides.ts';
 import type { RunState } from './run-state.ts';
+import { exposedTools, runToolRegistry } from './run-tools.ts';
 
 /** What a claimed run's steps share once {@link prepareRun} fetched it. */
 export interface PreparedRun {
@@ -19,7 +20,7 @@ export interface PreparedRun {
   readonly agent: AgentRunConfig;
   /** What each governed LLM call needs; its provider is replaced by a failover for the rest of the run. */
   readonly call: GovernedCallContext;
-  /** The agent's tools, by name. */
+  /** The agent's tools (built-in and MCP), by name. */
   readonly exposed: ReadonlyMap<string, ToolDefinition>;
   readonly specs: readonly ToolSpec[];
   /** The session's earlier turns. */
@@ -38,9 +39,11 @@ export interface PreparedRun {
  *    (agent-registry `_agent.effective_config`, then the session's run
  *    overrides) and recorded on the task; a redelivered run loads the
  *    recorded one — with the session's turns and the caller's memory;
- * 2. then the provider's key (governance), the input artifacts'
- *    dispositions (and inline contents), and the record of a fresh
- *    configuration.
+ * 2. then the run's tools (with the agent's MCP tools from agent-registry's
+ *    catalogue when it has MCP connections: `run-tools.ts`) and the
+ *    provider's key (governance);
+ * 3. then the input artifacts' dispositions (and inline contents), and the
+ *    record of a fresh configuration.
  *
  * The dispositions are published once, before the first planner step
  * (fixed event ids: a redelivery before the first checkpoint publishes them
@@ -55,9 +58,9 @@ export async function prepareRun(run: RunState): Promise<PreparedRun> {
     memory.blocks(quad),
   ]);
   const agent = toAgentRunConfig(effective);
-  const exposed = exposedTools(run, agent);
-  const [apiKey, artifacts] = await Promise.all([
-    providerKey(run, agent),
+  const [tools, apiKey] = await Promise.all([runToolRegistry(run, agent), providerKey(run, agent)]);
+  const exposed = exposedTools(tools, agent);
+  const [artifacts] = await Promise.all([
     planInputArtifacts(
       run.task.input_artifacts ?? [],
       {
@@ -88,7 +91,7 @@ export async function prepareRun(run: RunState): Promise<PreparedRun> {
     agent,
     call: callContext(run, agent, llm),
     exposed,
-    specs: run.deps.tools.specs([...exposed.values()]),
+    specs: tools.specs([...exposed.values()]),
     history: historyMessages(turns, run.taskId),
     memoryText,
     memoryStale: false,
@@ -121,13 +124,6 @@ async function resolveConfig(run: RunState): Promise<EffectiveConfigRecord> {
     runOverrides.get(run.owner),
   ]);
   return applyRunOverrides(resolved, overrides.overrides);
-}
-
-/** The tools of the agent's exposure, minus disabled sources (`builtin` hides every built-in tool). */
-function exposedTools(run: RunState, agent: AgentRunConfig): Map<string, ToolDefinition> {
-  const disabled = new Set(agent.sourceDisables);
-  const exposed = run.deps.tools.exposed(agent.toolExposure).filter((t) => !disabled.has(t.transport));
-  return new Map(exposed.map((t) => [t.name, t]));
 }
 
 /** An openai provider's key: the tenant's, installed in governance under the provider's name. */

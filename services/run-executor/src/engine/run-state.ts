@@ -9,6 +9,7 @@ import type { Checkpoint, Owner, RunStateRepository } from '../store/run-state.r
 import type { TaskConfigRepository } from '../store/task-config.repository.ts';
 import type { TaskRepository } from '../store/task.repository.ts';
 import type { ArtifactIo } from '../tools/artifact-io.ts';
+import type { McpToolHost } from '../tools/mcp-tools.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { AgentConfigResolver } from './agent-config.ts';
 import type { EngineSettings } from './engine-config.ts';
@@ -19,6 +20,7 @@ import { RunCosts } from './run-costs.ts';
 import { RunEvents } from './run-events.ts';
 import type { RunSignals } from './run-signals.ts';
 import type { StoredEventIds } from './stored-events.ts';
+import type { ToolCallReporter } from './tool-call-reporter.ts';
 
 /**
  * The state of one claimed run on this executor, in one place: what the
@@ -37,7 +39,12 @@ export interface RunDeps {
   readonly logger: Logger;
   readonly tasks: TaskRepository;
   readonly runStates: RunStateRepository;
+  /** The executor's tools (built-ins); a run adds its agent's MCP tools (`run-tools.ts`). */
   readonly tools: ToolRegistry;
+  /** The agent's MCP tools, hosted by agent-registry. */
+  readonly mcp: McpToolHost;
+  /** Every tool call's outcome, on its way to agent-registry. */
+  readonly toolCalls: ToolCallReporter;
   readonly agents: AgentConfigResolver;
   readonly runOverrides: RunOverridesRepository;
   readonly taskConfigs: TaskConfigRepository;

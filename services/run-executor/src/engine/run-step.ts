@@ -20,6 +20,8 @@ import {
 import { occurredAt } from './run-events.ts';
 import { finishRun } from './run-finish.ts';
 import type { RunState } from './run-state.ts';
+import { callRecord } from './tool-call-reporter.ts';
+import type { CallOutcome } from './tool-call-reporter.ts';
 
 /**
  * One planner step of a run: consume new inputs, call the provider through
@@ -29,7 +31,8 @@ import type { RunState } from './run-state.ts';
  * (`planner.decision`), then either finish or call the tool: invalid
  * arguments are reported and fed back, a gated tool waits for approval, an
  * unsafe call's intent is checkpointed before it starts, attempts follow the
- * tool's retry policy. A step ends with its checkpoint.
+ * tool's retry policy. Every call's outcome goes to the tool call reporter
+ * (`_tools.record_calls`). A step ends with its checkpoint.
  */
 
 const MAX_TRACE_CHARS = 4_096;
@@ -145,42 +148,59 @@ async function toolStep(
   const check = checkToolCall(decision, prepared.exposed);
   run.checkpoint.messages.push(toolCallMessage(decision, reasoning));
   if (!check.ok) {
+    const known = prepared.exposed.get(decision.tool);
     run.events.emit('tool.invalid_args', {
       Identity: run.events.quad,
       ToolName: decision.tool,
-      Transport: prepared.exposed.get(decision.tool)?.transport ?? 'builtin',
+      Transport: known?.transport ?? 'builtin',
       ValidationError: check.error,
     });
+    // A name the run has no tool of is the model's invention, not a tool's call: not counted.
+    if (known !== undefined) {
+      const outcome = { outcome: 'invalid_args', approvalRequested: false, attempts: 0, durationMs: 0 } as const;
+      run.deps.toolCalls.record(run.owner, callRecord(known, { ...outcome, args: decision.args }));
+    }
     recordResult(run, decision.callId, decision.tool, stepNo, { ok: false, error: check.error, attempts: 0 });
     await checkpoint(run);
     return;
   }
   const { tool, args } = check;
-  if (tool.approval.mode === 'always') {
+  const gated = tool.approval.mode === 'always';
+  if (gated) {
     const verdict = await awaitApproval(run, tool, args);
     if (verdict === 'stop') return;
     if (verdict !== 'approve') {
+      const outcome = { outcome: 'rejected', approvalRequested: true, attempts: 0, durationMs: 0, args } as const;
+      run.deps.toolCalls.record(run.owner, callRecord(tool, outcome));
       const code = verdict === 'reject' ? RUN_ERROR_CODES.constraintsConflict : RUN_ERROR_CODES.approvalTimeout;
       await finishRun(run, { status: 'failed', error_code: code });
       return;
     }
   }
+  const site = { callId: decision.callId, stepNo, gated };
   if (tool.sideEffect !== 'unsafe') {
-    await invoke(run, prepared, tool, args, { callId: decision.callId, stepNo, signal: run.signals.signal });
+    await invoke(run, prepared, tool, args, { ...site, signal: run.signals.signal });
     return;
   }
   // A drain's hand-back lets an unsafe call finish and checkpoint its outcome (see RunSignals.requestHandback).
   await run.signals.unsafeCall(async (signal) => {
-    run.checkpoint.pending_call = { call_id: decision.callId, tool: tool.name, step: stepNo, started_at: occurredAt() };
+    run.checkpoint.pending_call = {
+      call_id: decision.callId,
+      tool: tool.name,
+      transport: tool.transport,
+      step: stepNo,
+      started_at: occurredAt(),
+    };
     await checkpoint(run);
-    await invoke(run, prepared, tool, args, { callId: decision.callId, stepNo, signal });
+    await invoke(run, prepared, tool, args, { ...site, signal });
   });
 }
 
-/** One tool call of step `stepNo`, under `signal`. */
+/** One tool call of step `stepNo`, under `signal`; `gated`: a human approved it first. */
 interface CallSite {
   readonly callId: string;
   readonly stepNo: number;
+  readonly gated: boolean;
   readonly signal: AbortSignal;
 }
 
@@ -189,9 +209,23 @@ async function invoke(
   prepared: PreparedRun,
   tool: ToolDefinition,
   args: Record<string, unknown>,
-  { callId, stepNo, signal }: CallSite,
+  { callId, stepNo, gated, signal }: CallSite,
 ): Promise<void> {
   const base = { Identity: run.events.quad, ToolName: tool.name, Transport: tool.transport };
+  const started = performance.now();
+  let failed = 0;
+  const report = (outcome: CallOutcome['outcome'], attempts: number, output?: string): void =>
+    run.deps.toolCalls.record(
+      run.owner,
+      callRecord(tool, {
+        outcome,
+        approvalRequested: gated,
+        attempts,
+        durationMs: performance.now() - started,
+        args,
+        output,
+      }),
+    );
   run.events.emit('tool.invoked', { ...base, StartedAt: occurredAt() });
   let outcome;
   try {
@@ -199,23 +233,32 @@ async function invoke(
       tool,
       args,
       { taskId: run.taskId, callId, owner: run.owner, signal },
-      (attempt, error) =>
+      (attempt, error) => {
+        failed = attempt;
         run.events.emit('tool.failed', {
           ...base,
           Attempts: attempt,
           ErrorClass: error.errorClass,
           ErrorMessage: error.message,
-        }),
+        });
+      },
     );
   } catch (error) {
-    if (run.signals.interrupted) return;
-    throw error;
+    if (!run.signals.interrupted) throw error;
+    // A cancelled run's call ends here; one handed back or lost is made again by the run's next executor.
+    if (run.signals.cancel !== undefined) report('failed', failed + 1);
+    return;
   }
   if (outcome.ok) {
     run.events.emit('tool.completed', { ...base, Attempts: outcome.attempts, DurationMS: outcome.durationMs });
     // The next prompt carries the caller memory as it is now.
     if (tool.name === SERVICE_TOOL_NAMES.memoryWrite) prepared.memoryStale = true;
-    recordResult(run, callId, tool.name, stepNo, { ok: true, output: outcome.output, attempts: outcome.attempts });
+    const fed = recordResult(run, callId, tool.name, stepNo, {
+      ok: true,
+      output: outcome.output,
+      attempts: outcome.attempts,
+    });
+    report('completed', outcome.attempts, fed);
   } else {
     if (outcome.exhausted) {
       run.events.emit('tool.policy_exhausted', {
@@ -226,6 +269,7 @@ async function invoke(
       });
     }
     recordResult(run, callId, tool.name, stepNo, { ok: false, error: outcome.error, attempts: outcome.attempts });
+    report(outcome.exhausted ? 'policy_exhausted' : 'failed', outcome.attempts);
   }
   await checkpoint(run);
 }
@@ -236,7 +280,7 @@ function recordResult(
   tool: string,
   stepNo: number,
   result: { ok: true; output: string; attempts: number } | { ok: false; error: string; attempts: number },
-): void {
+): string {
   const message = toolResultMessage(callId, result);
   run.checkpoint.messages.push(message);
   run.checkpoint.completed_calls.push({
@@ -249,6 +293,7 @@ function recordResult(
   });
   run.checkpoint.pending_call = null;
   run.checkpoint.step = stepNo;
+  return message.content;
 }
 
 /** The one store write of a step, alongside waiting for the step's events. */

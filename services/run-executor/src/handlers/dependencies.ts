@@ -1,14 +1,9 @@
-import { AGENT_RESOLVE, ARTIFACT_RESOLVE, isServiceError, SESSION_ADMIT } from '@ars/contracts';
+import { AGENT_RESOLVE, ARTIFACT_RESOLVE, SESSION_ADMIT } from '@ars/contracts';
 import type { InternalEndpointDef, InternalReply, InternalRequest, VerifiedIdentity } from '@ars/contracts';
-import { callInternal } from '@ars/bus';
+import { callInternalWithinBudget } from '@ars/bus';
 import type { RpcClient } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResolvedArtifact } from '../domain/start.ts';
-
-/** The pauses between two asks of a dependency that had no responders: 50 ms, doubling, at most 500 ms. */
-const FIRST_PAUSE_MS = 50;
-const LONGEST_PAUSE_MS = 500;
 
 /** The checks of `start` that other services answer. */
 export interface StartDependencies {
@@ -34,26 +29,16 @@ export interface StartDependencies {
  * refusal fails the start at once.
  */
 export function createStartDependencies(rpc: RpcClient, logger: Logger, timeoutMs: number): StartDependencies {
-  async function callWithinBudget<E extends InternalEndpointDef>(
+  const callWithinBudget = <E extends InternalEndpointDef>(
     target: E,
     caller: VerifiedIdentity,
     body: InternalRequest<E>,
-  ): Promise<InternalReply<E>> {
-    const deadline = Date.now() + timeoutMs;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await callInternal(rpc, target, caller, body, { timeoutMs: Math.max(1, deadline - Date.now()) });
-      } catch (error) {
-        const pause = Math.min(FIRST_PAUSE_MS * 2 ** attempt, LONGEST_PAUSE_MS);
-        const again = isServiceError(error) && error.code === 'unavailable' && Date.now() + pause < deadline;
-        if (!again) throw error;
-        if (attempt === 0) {
-          logger.warn({ service: target.service, endpoint: target.name }, 'dependency not answering; asking again');
-        }
-        await sleep(pause);
-      }
-    }
-  }
+  ): Promise<InternalReply<E>> =>
+    callInternalWithinBudget(rpc, target, caller, body, {
+      timeoutMs,
+      onWait: () =>
+        logger.warn({ service: target.service, endpoint: target.name }, 'dependency not answering; asking again'),
+    });
 
   return {
     async admitSession(caller, turn) {

@@ -35,6 +35,8 @@ export interface CompletedCall {
 export interface PendingCall {
   call_id: string;
   tool: string;
+  /** The tool's `tool.*` Transport (absent on checkpoints written before MCP tools: `builtin`). */
+  transport?: string;
   step: number;
   started_at: string;
 }

@@ -1,36 +1,45 @@
-import { z } from 'zod';
-import type { ApprovalPolicy } from '@ars/contracts';
+import { getBuiltinToolManifest } from '@ars/contracts';
+import type { BuiltinToolManifest } from '@ars/contracts';
 import { ToolError, sleep } from './tool.ts';
 import type { ToolDefinition } from './tool.ts';
 
-const NEVER: ApprovalPolicy = { mode: 'never', on_timeout: 'reject' };
-const ALWAYS: ApprovalPolicy = { mode: 'always', on_timeout: 'reject' };
 const NO_RETRY = { maxAttempts: 1, backoffMs: 0 } as const;
-const MAX_WAIT_MS = 600_000;
+
+/** The declared part of a tool (`@ars/contracts`' built-in manifest) as the engine holds it. */
+type Declared = Pick<
+  ToolDefinition,
+  'name' | 'description' | 'transport' | 'sideEffect' | 'approval' | 'tags' | 'args'
+>;
+
+/**
+ * The declaration of built-in tool `name` from its manifest; `args` replaces
+ * the manifest's argument schema when the deployment narrows its bounds.
+ */
+export function declaredBuiltin(name: string, args?: BuiltinToolManifest['args']): Declared {
+  const manifest = getBuiltinToolManifest(name);
+  if (manifest === undefined) throw new Error(`built-in tool ${name} has no manifest in @ars/contracts`);
+  return {
+    name: manifest.name,
+    description: manifest.description,
+    transport: manifest.transport,
+    sideEffect: manifest.side_effect,
+    approval: manifest.approval_policy,
+    tags: manifest.tags,
+    args: args ?? manifest.args,
+  };
+}
 
 /** `echo`: returns its arguments as JSON. Read-only. */
 const echo: ToolDefinition = {
-  name: 'echo',
-  description: 'Returns its arguments unchanged (as JSON).',
-  transport: 'builtin',
-  sideEffect: 'read_only',
+  ...declaredBuiltin('echo'),
   retry: { maxAttempts: 2, backoffMs: 10 },
-  approval: NEVER,
-  tags: ['builtin'],
-  args: z.looseObject({}),
   run: async (args) => JSON.stringify(args),
 };
 
 /** `wait`: sleeps `ms` milliseconds; a hard cancel interrupts it. Read-only. */
 const wait: ToolDefinition = {
-  name: 'wait',
-  description: 'Sleeps for `ms` milliseconds (at most 600000); honours cancellation.',
-  transport: 'builtin',
-  sideEffect: 'read_only',
+  ...declaredBuiltin('wait'),
   retry: NO_RETRY,
-  approval: NEVER,
-  tags: ['builtin'],
-  args: z.strictObject({ ms: z.int().min(0).max(MAX_WAIT_MS) }),
   async run(args, context) {
     await sleep(args.ms as number, context.signal);
     return `waited ${String(args.ms)} ms`;
@@ -43,18 +52,8 @@ const wait: ToolDefinition = {
  * `class: "permanent"` fails without retry. Idempotent. For tests.
  */
 const fail: ToolDefinition = {
-  name: 'fail',
-  description: 'Fails its first `times` attempts (default 1), then succeeds. For tests.',
-  transport: 'builtin',
-  sideEffect: 'idempotent',
+  ...declaredBuiltin('fail'),
   retry: { maxAttempts: 3, backoffMs: 5 },
-  approval: NEVER,
-  tags: ['builtin', 'test'],
-  args: z.strictObject({
-    times: z.int().min(0).default(1),
-    class: z.enum(['transient', 'permanent']).default('transient'),
-    message: z.string().max(1000).default('fail tool failed on purpose'),
-  }),
   async run(args, context) {
     if (context.attempt <= (args.times as number)) {
       throw new ToolError(args.class as 'transient' | 'permanent', args.message as string);
@@ -65,14 +64,8 @@ const fail: ToolDefinition = {
 
 /** `side_effect`: an unsafe action (takes `ms`, default 0). Never retried, never repeated after a crash. For tests. */
 const sideEffect: ToolDefinition = {
-  name: 'side_effect',
-  description: 'Performs an unsafe, non-repeatable action that takes `ms` milliseconds. For tests.',
-  transport: 'builtin',
-  sideEffect: 'unsafe',
+  ...declaredBuiltin('side_effect'),
   retry: NO_RETRY,
-  approval: NEVER,
-  tags: ['builtin', 'test', 'unsafe'],
-  args: z.looseObject({ ms: z.int().min(0).max(MAX_WAIT_MS).default(0) }),
   async run(args, context) {
     if ((args.ms as number) > 0) await sleep(args.ms as number, context.signal);
     return `side effect ${context.callId} done`;
@@ -81,14 +74,8 @@ const sideEffect: ToolDefinition = {
 
 /** `sensitive_action`: an unsafe action that needs human approval before each call. */
 const sensitiveAction: ToolDefinition = {
-  name: 'sensitive_action',
-  description: 'An unsafe action that a human must approve before it runs.',
-  transport: 'builtin',
-  sideEffect: 'unsafe',
+  ...declaredBuiltin('sensitive_action'),
   retry: NO_RETRY,
-  approval: ALWAYS,
-  tags: ['builtin', 'hitl', 'unsafe'],
-  args: z.looseObject({}),
   run: async (_args, context) => `sensitive action ${context.callId} done`,
 };
 

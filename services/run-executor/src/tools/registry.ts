@@ -16,19 +16,41 @@ export interface ToolRegistry {
   /** The tools a run may see under the agent's exposure (all when absent). */
   exposed(exposure: ToolExposure | undefined): ToolDefinition[];
   specs(tools: readonly ToolDefinition[]): ToolSpec[];
+  /**
+   * This registry's tools and a run's own (its agent's MCP tools), with the
+   * tenant's approval policies applied over both (see {@link createToolRegistry}).
+   * A run tool whose name a tool of this registry has is left out.
+   */
+  forRun(runTools: readonly ToolDefinition[], tenantPolicies: Readonly<Record<string, ApprovalPolicy>>): ToolRegistry;
 }
 
-/** Creates a registry; `approvalOverrides` replaces the approval policy of the named tools. */
-export function createToolRegistry(
-  tools: readonly ToolDefinition[],
-  approvalOverrides: Readonly<Record<string, ApprovalPolicy>> = {},
+type Policies = Readonly<Record<string, ApprovalPolicy>>;
+
+/**
+ * Creates a registry. A tool's approval policy is, from the lowest
+ * precedence to the highest: the tool's own (a built-in's manifest, an MCP
+ * tool's catalogue entry), then `approvalOverrides` (the executor's
+ * `TOOL_APPROVAL_POLICIES`), then the tenant's (`tools.set_approval_policy`,
+ * given per run to {@link ToolRegistry.forRun}).
+ */
+export function createToolRegistry(tools: readonly ToolDefinition[], approvalOverrides: Policies = {}): ToolRegistry {
+  // Generated specs are the same for every run: shared by the registries of runs.
+  return buildRegistry(tools, [approvalOverrides], new Map<string, ToolSpec>(), approvalOverrides);
+}
+
+function buildRegistry(
+  declared: readonly ToolDefinition[],
+  layers: readonly Policies[],
+  specCache: Map<string, ToolSpec>,
+  executorPolicies: Policies,
 ): ToolRegistry {
   const byName = new Map<string, ToolDefinition>();
-  for (const tool of tools) {
-    const approval = approvalOverrides[tool.name];
-    byName.set(tool.name, approval === undefined ? tool : { ...tool, approval });
+  for (const tool of declared) {
+    if (byName.has(tool.name)) continue;
+    let approval = tool.approval;
+    for (const layer of layers) approval = layer[tool.name] ?? approval;
+    byName.set(tool.name, approval === tool.approval ? tool : { ...tool, approval });
   }
-  const specCache = new Map<string, ToolSpec>();
   return {
     get: (name) => byName.get(name),
     exposed(exposure): ToolDefinition[] {
@@ -37,22 +59,25 @@ export function createToolRegistry(
       const listed = new Set(exposure.tools);
       return all.filter((t) => (exposure.mode === 'allow_list' ? listed.has(t.name) : !listed.has(t.name)));
     },
-    specs(list): ToolSpec[] {
-      return list.map((tool) => {
-        let spec = specCache.get(tool.name);
-        if (spec === undefined) {
-          const parameters = z.toJSONSchema(tool.args, { io: 'input', unrepresentable: 'any' }) as Record<
-            string,
-            unknown
-          >;
-          delete parameters.$schema;
-          spec = { name: tool.name, description: tool.description, parameters };
-          specCache.set(tool.name, spec);
-        }
-        return spec;
-      });
-    },
+    specs: (list) => list.map((tool) => specOf(tool, specCache)),
+    forRun: (runTools, tenantPolicies) =>
+      buildRegistry([...declared, ...runTools], [executorPolicies, tenantPolicies], specCache, executorPolicies),
   };
+}
+
+function specOf(tool: ToolDefinition, cache: Map<string, ToolSpec>): ToolSpec {
+  // A declared schema is the server's, as given (and differs between runs of different agents): never cached by name.
+  if (tool.parameters !== undefined) {
+    return { name: tool.name, description: tool.description, parameters: { ...tool.parameters } };
+  }
+  let spec = cache.get(tool.name);
+  if (spec === undefined) {
+    const parameters = z.toJSONSchema(tool.args, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    delete parameters.$schema;
+    spec = { name: tool.name, description: tool.description, parameters };
+    cache.set(tool.name, spec);
+  }
+  return spec;
 }
 
 /** The outcome of a tool call after its retry policy. */
@@ -77,7 +102,9 @@ function asToolError(error: unknown, signal: AbortSignal): ToolError {
 /**
  * Runs a call with the tool's retry policy: a retryable failure is retried
  * after a doubling backoff until `maxAttempts`; `onAttemptFailed` sees every
- * failed attempt. A cancelled attempt (aborted signal) ends the call at once.
+ * failed attempt. An aborted signal ends the call at once (thrown ToolError
+ * `cancelled`); a `cancelled` failure without it (a tool host that cancelled
+ * the call) is not retried.
  */
 export async function invokeWithPolicy(
   tool: ToolDefinition,
@@ -94,7 +121,9 @@ export async function invokeWithPolicy(
       return { ok: true, output, attempts: attempt, durationMs: elapsed() };
     } catch (caught) {
       const error = asToolError(caught, context.signal);
-      if (error.errorClass === 'cancelled' || context.signal.aborted) throw error;
+      // Aborted by the run: it stops here. A call cancelled by someone else is a failure like any other.
+      if (context.signal.aborted)
+        throw error.errorClass === 'cancelled' ? error : new ToolError('cancelled', 'aborted');
       onAttemptFailed(attempt, error);
       const retry = isRetryable(error.errorClass) && attempt < tool.retry.maxAttempts;
       if (!retry) {

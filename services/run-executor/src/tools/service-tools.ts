@@ -1,10 +1,17 @@
-import { z } from 'zod';
-import { isServiceError, MEMORY_CALLER_READ, MEMORY_CALLER_WRITE, MemoryKey, MimeType } from '@ars/contracts';
-import type { ApprovalPolicy, VerifiedIdentity } from '@ars/contracts';
+import {
+  artifactReadArgs,
+  artifactWriteArgs,
+  BUILTIN_TOOL_BOUNDS,
+  isServiceError,
+  MEMORY_CALLER_READ,
+  MEMORY_CALLER_WRITE,
+} from '@ars/contracts';
+import type { VerifiedIdentity } from '@ars/contracts';
 import { callInternal } from '@ars/bus';
 import type { RpcClient } from '@ars/bus';
 import { isTextual } from './artifact-io.ts';
 import type { ArtifactIo } from './artifact-io.ts';
+import { declaredBuiltin } from './builtins.ts';
 import { ToolError } from './tool.ts';
 import type { ToolDefinition, ToolOwner } from './tool.ts';
 
@@ -41,9 +48,7 @@ export interface ServiceToolOptions {
   readonly writeMaxBytes: number;
 }
 
-const NEVER: ApprovalPolicy = { mode: 'never', on_timeout: 'reject' };
-const TAGS = ['builtin', 'service'];
-const DEFAULT_READ_BYTES = 8_192;
+const DEFAULT_READ_BYTES = BUILTIN_TOOL_BOUNDS.artifactReadDefaultBytes;
 
 function identityOf(owner: ToolOwner): VerifiedIdentity {
   return { tenant: owner.tenant, user: owner.user, session: owner.session, scopes: [] };
@@ -71,15 +76,8 @@ export function createServiceTools(options: ServiceToolOptions): ToolDefinition[
   const { rpc, artifacts, timeoutMs } = options;
 
   const memoryRead: ToolDefinition = {
-    name: SERVICE_TOOL_NAMES.memoryRead,
-    description:
-      "Reads one key of the caller's memory (the caller's own entry, else the tenant's). Returns the item as JSON, or null.",
-    transport: 'builtin',
-    sideEffect: 'read_only',
+    ...declaredBuiltin(SERVICE_TOOL_NAMES.memoryRead),
     retry: { maxAttempts: 2, backoffMs: 50 },
-    approval: NEVER,
-    tags: [...TAGS, 'memory'],
-    args: z.strictObject({ key: MemoryKey }),
     async run(args, context) {
       const answer = await calling(() =>
         callInternal(
@@ -98,14 +96,8 @@ export function createServiceTools(options: ServiceToolOptions): ToolDefinition[
   };
 
   const memoryWrite: ToolDefinition = {
-    name: SERVICE_TOOL_NAMES.memoryWrite,
-    description: "Writes one key of the caller's own memory (any JSON value); later runs of the caller see it.",
-    transport: 'builtin',
-    sideEffect: 'idempotent',
+    ...declaredBuiltin(SERVICE_TOOL_NAMES.memoryWrite),
     retry: { maxAttempts: 3, backoffMs: 50 },
-    approval: NEVER,
-    tags: [...TAGS, 'memory'],
-    args: z.strictObject({ key: MemoryKey, value: z.json() }),
     async run(args, context) {
       const answer = await calling(() =>
         callInternal(
@@ -121,17 +113,8 @@ export function createServiceTools(options: ServiceToolOptions): ToolDefinition[
   };
 
   const artifactRead: ToolDefinition = {
-    name: SERVICE_TOOL_NAMES.artifactRead,
-    description: `Reads an artifact the caller may read: metadata and up to max_bytes (default ${DEFAULT_READ_BYTES}, at most ${options.readMaxBytes}) of content, UTF-8 for text types, else base64.`,
-    transport: 'builtin',
-    sideEffect: 'read_only',
+    ...declaredBuiltin(SERVICE_TOOL_NAMES.artifactRead, artifactReadArgs(options.readMaxBytes)),
     retry: { maxAttempts: 2, backoffMs: 50 },
-    approval: NEVER,
-    tags: [...TAGS, 'artifact'],
-    args: z.strictObject({
-      artifact_id: z.string().min(1).max(256),
-      max_bytes: z.int().min(1).max(options.readMaxBytes).optional(),
-    }),
     async run(args, context) {
       const maxBytes = (args.max_bytes as number | undefined) ?? Math.min(DEFAULT_READ_BYTES, options.readMaxBytes);
       const read = await calling(() => artifacts.read(context.owner, args.artifact_id as string, maxBytes));
@@ -149,21 +132,8 @@ export function createServiceTools(options: ServiceToolOptions): ToolDefinition[
   };
 
   const artifactWrite: ToolDefinition = {
-    name: SERVICE_TOOL_NAMES.artifactWrite,
-    description:
-      'Stores a new artifact in the caller\'s session (content as UTF-8 text, or base64 with encoding "base64"); returns its id.',
-    transport: 'builtin',
-    sideEffect: 'unsafe',
+    ...declaredBuiltin(SERVICE_TOOL_NAMES.artifactWrite, artifactWriteArgs(options.writeMaxBytes)),
     retry: { maxAttempts: 1, backoffMs: 0 },
-    approval: NEVER,
-    tags: [...TAGS, 'artifact', 'unsafe'],
-    args: z.strictObject({
-      content: z.string().max(options.writeMaxBytes * 2),
-      encoding: z.enum(['utf8', 'base64']).default('utf8'),
-      mime_type: MimeType.default('text/plain'),
-      name: z.string().min(1).max(255).optional(),
-      namespace: z.string().min(1).max(256).default('run'),
-    }),
     async run(args, context) {
       const bytes = Buffer.from(args.content as string, args.encoding as 'utf8' | 'base64');
       if (bytes.length > options.writeMaxBytes) {

@@ -61,14 +61,21 @@ export interface ToolContext {
 export interface ToolDefinition {
   readonly name: string;
   readonly description: string;
-  /** `tool.*` Transport. */
+  /** `tool.*` Transport: `builtin`, or the MCP transport (`stdio`, `streamable_http`, `sse`). */
   readonly transport: string;
+  /** Where the tool comes from: `builtin`, or the MCP server id (what `source_disables` names). @default 'builtin' */
+  readonly source?: string;
   readonly sideEffect: SideEffectClass;
   readonly retry: RetryPolicy;
   readonly approval: ApprovalPolicy;
   readonly tags: readonly string[];
   /** Validates (and may default) the arguments; a failure is `tool.invalid_args`. */
   readonly args: z.ZodType<Record<string, unknown>>;
+  /**
+   * The JSON Schema a provider sees, when the tool declares one as such (an
+   * MCP tool: its server's schema, as given); absent, it is generated from `args`.
+   */
+  readonly parameters?: Readonly<Record<string, unknown>>;
   /** Returns the output text fed back to the planner; throws {@link ToolError} to fail. */
   run(args: Record<string, unknown>, context: ToolContext): Promise<string>;
 }
@@ -78,4 +85,9 @@ export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
   await wait(ms, undefined, { signal }).catch(() => {
     throw new ToolError('cancelled', 'aborted');
   });
+}
+
+/** Where `tool` comes from: `builtin`, or its MCP server id. */
+export function sourceOf(tool: Pick<ToolDefinition, 'source'>): string {
+  return tool.source ?? 'builtin';
 }

@@ -52,6 +52,15 @@ describe('agent configuration of a run', () => {
     });
   });
 
+  it("reads the server ids of the agent's MCP connections (none when it has none)", () => {
+    const connections = [
+      { server_id: 'fs', transport: 'stdio', command: 'mcp-fs' },
+      { server_id: 'web', transport: 'streamable_http', url: 'http://127.0.0.1:1/mcp' },
+    ];
+    expect(toAgentRunConfig(record({ mcp_connections: connections })).mcpServers).toEqual(['fs', 'web']);
+    expect(toAgentRunConfig(record({})).mcpServers).toEqual([]);
+  });
+
   it('reads an _agent.effective_config answer whose agent layer is the built-in default (revision_id null)', () => {
     const parsed = parseEffectiveReply({
       agent_id: 'default',
@@ -61,7 +70,7 @@ describe('agent configuration of a run', () => {
       skills: [],
       layers: [
         { layer: 'agent', revision_id: null, applied_keys: ['llm_provider'] },
-        { layer: 'tenant_overrides', applied_keys: [], unavailable: true },
+        { layer: 'tenant_overrides', applied_keys: [] },
       ],
       content_hash: 'sha256:abc',
       added_later: true,
@@ -73,7 +82,7 @@ describe('agent configuration of a run', () => {
       source: 'agent-registry',
       layers: [
         { layer: 'agent', revision_id: null, applied_keys: ['llm_provider'] },
-        { layer: 'tenant_overrides', applied_keys: [], unavailable: true },
+        { layer: 'tenant_overrides', applied_keys: [] },
       ],
     });
   });

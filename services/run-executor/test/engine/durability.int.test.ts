@@ -9,7 +9,7 @@ import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
 import { connectBus, createRpcClient, pingServices, startNatsServer } from '@ars/bus';
 import type { Bus, NatsServerHandle, RpcClient, ServedService } from '@ars/bus';
 import { mostAtOnce, newCaller, serveEngineFakes, serveGovernanceFake, TERMINAL_TYPES, watchRun } from './harness.ts';
-import type { RunWatch } from './harness.ts';
+import type { GovernanceFake, RunWatch } from './harness.ts';
 
 /**
  * Executors as separate processes (`node services/run-executor/src/main.ts`)
@@ -36,6 +36,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
   let bus: Bus;
   let rpc: RpcClient;
   let fakes: ServedService[];
+  let governance: GovernanceFake;
   const executors: Executor[] = [];
 
   beforeEach(async () => {
@@ -44,6 +45,8 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
     bus = await connectBus({ servers: nats.url, name: 'durability-test' });
     rpc = createRpcClient(bus, { timeoutMs: 5_000 });
     fakes = await serveEngineFakes(bus, new Map());
+    governance = await serveGovernanceFake(bus);
+    fakes.push(governance.served);
   });
 
   afterEach(async () => {
@@ -122,8 +125,6 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
   });
 
   it('records the cost of a step replayed after a SIGKILL as a call of its own: the provider was called twice', async () => {
-    const governance = await serveGovernanceFake(bus);
-    fakes.push(governance.served);
     const first = await startExecutor();
     const caller = newCaller();
     const { taskId, watch } = await startRun(caller, '#script cost:0.5;tool:wait{ms:4000};finish:done');

@@ -4,7 +4,7 @@ import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
 import { outcomeOf, storedEvents } from '@ars/service-kit/testing';
 import { newTaskRecord } from '../../src/domain/start.ts';
 import { enqueueRun } from '../../src/engine/work-queue.ts';
-import { newCaller, watchRun } from './harness.ts';
+import { newCaller, untilRedelivered, watchRun } from './harness.ts';
 import { startSystemHarness } from './system-harness.ts';
 import type { SystemHarness } from './system-harness.ts';
 
@@ -176,6 +176,32 @@ describe('effective configuration of a run', () => {
     watch.stop();
     expect(terminal.payload).toEqual({ TaskID: task.task_id, ErrorCode: 'agent_unavailable' });
     expect(watch.events.some((e) => e.type === 'planner.decision')).toBe(false);
+  });
+
+  it("never runs without the tenant's overrides: while governance does not answer them the run waits, unresolved", async () => {
+    const caller = newCaller();
+    await h.call(
+      'governance',
+      'governance.set_tenant_overrides',
+      { overrides: { extra_instructions: 'TENANT ONLY RULES' } },
+      as(caller, ['admin']),
+    );
+    await h.peers.stop(['governance']);
+    const { taskId, watch } = await h.start(caller, { query: '#script inspect', agent_id: 'default' });
+    await untilRedelivered(h.bus);
+    // Nothing resolved (nor recorded, which a later claim would reuse) without the overrides, nothing called.
+    expect(await h.recorded(taskId)).toBeUndefined();
+    expect(watch.types().some((type) => type.startsWith('planner.') || type.startsWith('llm.'))).toBe(false);
+
+    await h.peers.restart('governance');
+    const terminal = await watch.terminal(30_000);
+    watch.stop();
+    expect(terminal.type).toBe('task.completed');
+    expect(inspectedOf(watch.events).system).toContain('TENANT ONLY RULES');
+    expect((await h.recorded(taskId))?.layers[1]).toEqual({
+      layer: 'tenant_overrides',
+      applied_keys: ['extra_system_blocks'],
+    });
   });
 });
 

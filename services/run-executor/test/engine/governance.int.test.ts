@@ -3,7 +3,8 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
-import { newCaller } from './harness.ts';
+import { newCaller, serveGovernanceFake, startEngineHarness, TERMINAL_TYPES, untilRedelivered } from './harness.ts';
+import type { EngineHarness } from './harness.ts';
 import { startSystemHarness } from './system-harness.ts';
 import type { SystemHarness } from './system-harness.ts';
 
@@ -49,9 +50,7 @@ describe('governance around LLM calls', () => {
 
   beforeAll(async () => {
     failing = await startFailingProvider();
-    // No grace for a governance that answered a moment ago: "not running" below stops it on purpose
-    // (the grace itself is the unit tests' to show, with a clock).
-    h = await startSystemHarness(['governance', 'agent-registry'], { GOVERNANCE_ABSENCE_GRACE_MS: '0' });
+    h = await startSystemHarness(['governance', 'agent-registry']);
     await setPosture({
       models: ['scripted', 'test-model'],
       budget: { ceiling: 1, currency: 'USD', period: 'total' },
@@ -201,17 +200,56 @@ describe('governance around LLM calls', () => {
     });
   });
 
-  describe('governance not running', () => {
+  describe('governance not answering', () => {
     beforeAll(async () => {
-      // Governance alone: a run never runs without its configuration, so agent-registry stays.
-      await h.peers.stop(['governance']);
+      await setPosture({ models: ['scripted'] });
     });
 
-    it('lets runs proceed un-governed', async () => {
+    it('makes no LLM call while governance is away: the run is handed back, and completes once governance is back', async () => {
+      // Governance alone: a run never runs without its configuration, so agent-registry stays.
+      await h.peers.stop(['governance']);
       const caller = newCaller();
-      const { watch } = await h.run(caller, { query: '#script cost:5;tool:echo{};finish:fine' });
-      expect(watch.events.at(-1)?.type).toBe('task.completed');
-      expect(watch.events.some((e) => e.type.startsWith('governance.'))).toBe(false);
+      const { taskId, watch } = await h.start(caller, { query: '#script tool:echo{};finish:fine' });
+      await untilRedelivered(h.bus);
+      expect(watch.types().filter((type) => type.startsWith('planner.') || type.startsWith('llm.'))).toEqual([]);
+      expect(watch.types().some((type) => TERMINAL_TYPES.includes(type))).toBe(false);
+      expect(await h.tasks.getTask(taskId)).toMatchObject({ status: expect.not.stringMatching(/completed|failed/) });
+
+      await h.peers.restart('governance');
+      const terminal = await watch.terminal(30_000);
+      watch.stop();
+      expect(terminal.type).toBe('task.completed');
+      expect(ofType(watch.events, 'planner.decision')).toHaveLength(2);
+      expect(ofType(watch.events, 'llm.cost.recorded')).toHaveLength(2);
     });
+  });
+});
+
+describe('an executor that never reached governance', () => {
+  let h: EngineHarness;
+
+  beforeAll(async () => {
+    h = await startEngineHarness();
+    await h.governance.served.stop();
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('runs nothing un-governed: the run waits, without an LLM call, until governance answers', async () => {
+    const caller = newCaller();
+    const { watch } = await h.start(caller, { query: '#script cost:5;finish:fine' });
+    await untilRedelivered(h.bus);
+    expect(watch.types().filter((type) => type.startsWith('planner.') || type.startsWith('llm.'))).toEqual([]);
+    const governance = await serveGovernanceFake(h.bus);
+    try {
+      const terminal = await watch.terminal(30_000);
+      watch.stop();
+      expect(terminal.type).toBe('task.completed');
+      expect(governance.recorded.map((r) => r.cost_usd)).toEqual([5]);
+    } finally {
+      await governance.served.stop();
+    }
   });
 });

@@ -45,54 +45,74 @@ describe('governance client', () => {
     expect(failure).toMatchObject({ code: 'rate_limited' });
   });
 
-  it('admits as asked, records nothing and fails over nowhere while governance is not running, warning once', async () => {
+  it('never admits a call while governance has no responders: it asks again within the budget, then throws unavailable', async () => {
     const logger = fakeLogger();
     const rpc = fakeRpc(() => {
       throw new ServiceError('unavailable', 'no responders');
     });
-    const governance = createGovernance({ rpc, logger, timeoutMs: 100 });
-    await expect(governance.admit(run, { model: 'm', requestedMaxTokens: 99 })).resolves.toEqual({
-      governed: false,
-      maxTokens: 99,
-      clipped: false,
-      waitMs: 0,
-    });
-    await governance.recordCost(run, { model: 'm', costUsd: 1, tokensIn: 1, tokensOut: 1, callId: 'r:1:1' });
-    await expect(
-      governance.failover(run, { fromProvider: 'p', hopIndex: 1, accumulatedCost: 0, reason: 'x' }),
-    ).resolves.toBeNull();
-    await expect(governance.providerKey(run, 'p')).resolves.toBeUndefined();
+    const governance = createGovernance({ rpc, logger, timeoutMs: 300 });
+    const started = Date.now();
+    const failure = await governance.admit(run, { model: 'm', requestedMaxTokens: 99 }).catch((e: unknown) => e);
+    // `unavailable` ends the attempt as transient: the run is handed back and retried, the call not made.
+    expect(failure).toMatchObject({ code: 'unavailable', retryable: true });
+    expect(rpc.calls.length).toBeGreaterThan(1);
+    expect(Date.now() - started).toBeLessThan(1_000);
     expect(logger.warn).toHaveBeenCalledTimes(1);
   });
 
-  it('waits for a governance that answered less than a minute ago (no un-governed call after a restart), and runs un-governed once it stays away', async () => {
-    let clock = 1_000_000;
-    let up = true;
+  it('records, fails over and reads keys only through governance: each throws unavailable while it is away', async () => {
+    const rpc = fakeRpc(() => {
+      throw new ServiceError('unavailable', 'no responders');
+    });
+    const governance = createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 60 });
+    await expect(
+      governance.recordCost(run, { model: 'm', costUsd: 1, tokensIn: 1, tokensOut: 1, callId: 'r:1:1' }),
+    ).rejects.toMatchObject({ code: 'unavailable' });
+    await expect(
+      governance.failover(run, { fromProvider: 'p', hopIndex: 1, accumulatedCost: 0, reason: 'x' }),
+    ).rejects.toMatchObject({ code: 'unavailable' });
+    await expect(governance.providerKey(run, 'p')).rejects.toMatchObject({ code: 'unavailable' });
+  });
+
+  it('waits for a governance that does not serve the endpoint (unimplemented) as for an absent one', async () => {
+    const rpc = fakeRpc(() => {
+      throw new ServiceError('unimplemented', 'not here');
+    });
+    await expect(
+      createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 }).admit(run, { model: 'm', requestedMaxTokens: 1 }),
+    ).rejects.toMatchObject({ code: 'unavailable', retryable: true });
+  });
+
+  it('admits once governance answers again within the budget (its subscription back after a failover)', async () => {
+    let up = false;
     const logger = fakeLogger();
     const rpc = fakeRpc(() => {
       if (!up) throw new ServiceError('unavailable', 'no responders');
       return admitted({ tier: 'standard', max_tokens: 50, clipped: true, wait_ms: 0 });
     });
-    const governance = createGovernance({ rpc, logger, timeoutMs: 100, absenceGraceMs: 60_000, now: () => clock });
-    await expect(governance.admit(run, { model: 'm', requestedMaxTokens: 99 })).resolves.toMatchObject({
-      governed: true,
+    setTimeout(() => (up = true), 120);
+    await expect(
+      createGovernance({ rpc, logger, timeoutMs: 2_000 }).admit(run, { model: 'm', requestedMaxTokens: 99 }),
+    ).resolves.toEqual({ tier: 'standard', maxTokens: 50, clipped: true, waitMs: 0 });
+  });
+
+  it('warns once per outage, and says when governance answers again', async () => {
+    let up = true;
+    const logger = fakeLogger();
+    const rpc = fakeRpc(() => {
+      if (!up) throw new ServiceError('unavailable', 'no responders');
+      return admitted({ tier: 'standard', max_tokens: 50, clipped: false, wait_ms: 0 });
     });
+    const governance = createGovernance({ rpc, logger, timeoutMs: 10 });
+    const admit = () => governance.admit(run, { model: 'm', requestedMaxTokens: 99 }).catch((e: unknown) => e);
+    await admit();
     up = false;
-    clock += 59_000;
-    const away = await governance.admit(run, { model: 'm', requestedMaxTokens: 99 }).catch((e: unknown) => e);
-    // `unavailable` ends the attempt as transient: the run is retried, not called un-governed.
-    expect(away).toMatchObject({ code: 'unavailable' });
-    expect(logger.warn).not.toHaveBeenCalled();
-    clock += 2_000;
-    await expect(governance.admit(run, { model: 'm', requestedMaxTokens: 99 })).resolves.toMatchObject({
-      governed: false,
-      maxTokens: 99,
-    });
+    await admit();
+    await admit();
     expect(logger.warn).toHaveBeenCalledTimes(1);
     up = true;
-    await expect(governance.admit(run, { model: 'm', requestedMaxTokens: 99 })).resolves.toMatchObject({
-      governed: true,
-    });
+    await expect(admit()).resolves.toMatchObject({ tier: 'standard' });
+    expect(logger.info).toHaveBeenCalledTimes(1);
   });
 
   it('throws a refusal as LlmCallRefused with its reason', async () => {
@@ -106,13 +126,14 @@ describe('governance client', () => {
     expect((refused as LlmCallRefused).reason).toBe('budget_exceeded');
   });
 
-  it('throws a timeout (the run is retried later, not run un-governed)', async () => {
+  it('throws a timeout at once (the run is retried later)', async () => {
     const rpc = fakeRpc(() => {
       throw new ServiceError('timeout', 'no answer');
     });
     await expect(
       createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 }).admit(run, { model: 'm', requestedMaxTokens: 1 }),
     ).rejects.toMatchObject({ code: 'timeout' });
+    expect(rpc.calls).toHaveLength(1);
   });
 
   it('sends the bodies the internal endpoints expect', async () => {
@@ -127,7 +148,6 @@ describe('governance client', () => {
     );
     const governance = createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 });
     await expect(governance.admit(run, { model: 'm', requestedMaxTokens: 99 })).resolves.toEqual({
-      governed: true,
       tier: 'standard',
       maxTokens: 10,
       clipped: true,

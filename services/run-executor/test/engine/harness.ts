@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ServiceError } from '@ars/contracts';
+import { GOVERNANCE_PROVIDER_KEY, refuse, ServiceError } from '@ars/contracts';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
 import {
   connectBus,
@@ -10,6 +10,7 @@ import {
   DeliverPolicy,
   EVENTS_STREAM,
   eventFilterSubject,
+  RUNS_STREAM,
   serveService,
   startNatsServer,
 } from '@ars/bus';
@@ -20,6 +21,7 @@ import { startInProcess } from '@ars/service-kit/testing';
 import type { InProcessService } from '@ars/service-kit/testing';
 import type { Store } from '@ars/store';
 import { createLogger } from '@ars/telemetry';
+import { consumerName } from '../../src/engine/priority.ts';
 import { createTaskRepository } from '../../src/store/task.repository.ts';
 import type { TaskRepository } from '../../src/store/task.repository.ts';
 import { runExecutorService } from '../../src/service.ts';
@@ -27,8 +29,8 @@ import { runExecutorService } from '../../src/service.ts';
 /**
  * The whole run-executor (API side and engine) in-process on its own
  * nats-server, with fakes of agent-registry `_agent.resolve` (configurable
- * per agent) and session `_session.admit`, and helpers that read a run's
- * events back from the EVENTS stream.
+ * per agent), session `_session.admit` and governance (admitting every
+ * call), and helpers that read a run's events back from the EVENTS stream.
  */
 
 /** A live view of one run's events, in stream order. */
@@ -50,6 +52,8 @@ export interface EngineHarness {
   readonly tasks: TaskRepository;
   /** Agent configurations `_agent.resolve` answers with, by agent id (default agent: `{}`). */
   readonly agentConfigs: Map<string, Record<string, unknown>>;
+  /** The governance fake every LLM call is admitted by (stop it to take governance away). */
+  readonly governance: GovernanceFake;
   call(method: string, body: Record<string, unknown>, identity: VerifiedIdentity): Promise<unknown>;
   /** Starts a run and returns its id and a watch on its events (subscribed before the start). */
   start(identity: VerifiedIdentity, body: Record<string, unknown>): Promise<{ taskId: string; watch: RunWatch }>;
@@ -158,18 +162,41 @@ export async function serveEngineFakes(
   ];
 }
 
+/**
+ * Resolves once a run of bucket `normal` was handed back and offered again
+ * (RUNS counts a redelivered message until it is acknowledged).
+ */
+export async function untilRedelivered(bus: Bus, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await bus.jsm.consumers.info(RUNS_STREAM, consumerName('normal'))).num_redelivered === 0) {
+    if (Date.now() > deadline) throw new Error(`no run was handed back and offered again within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** A cost governance was asked to record (`_governance.record_cost`, or `record_cost` of an admission). */
 export interface RecordedCost {
   readonly call_id: string;
   readonly cost_usd: number;
 }
 
+/** A governance fake's state: what it recorded, and the failover chain it answers. */
+export interface GovernanceFake {
+  readonly served: ServedService;
+  readonly recorded: RecordedCost[];
+  /** The provider `_governance.failover` answers after each provider name (none: `null`, the chain ends). */
+  readonly failovers: Map<string, { readonly name: string; readonly kind: string }>;
+}
+
 /**
- * Serves a governance fake on `bus` that admits every LLM call as asked and
- * keeps every cost it is asked to record, duplicates included.
+ * Serves a governance fake on `bus` (runs fail closed without governance):
+ * it admits every LLM call as asked, keeps every cost it is asked to record
+ * (duplicates included), answers `failovers`, installs no provider key and
+ * sets no tenant overrides.
  */
-export async function serveGovernanceFake(bus: Bus): Promise<{ served: ServedService; recorded: RecordedCost[] }> {
+export async function serveGovernanceFake(bus: Bus): Promise<GovernanceFake> {
   const recorded: RecordedCost[] = [];
+  const failovers: GovernanceFake['failovers'] = new Map();
   const admit = async ({ body }: RpcRequest) => {
     const b = body as { requested_max_tokens: number; record_cost?: RecordedCost };
     if (b.record_cost !== undefined) recorded.push(b.record_cost);
@@ -180,14 +207,28 @@ export async function serveGovernanceFake(bus: Bus): Promise<{ served: ServedSer
     recorded.push(body as RecordedCost);
     return { tier: 'standard', duplicate: false, spend: [] };
   };
+  const failover = async ({ body }: RpcRequest) => {
+    const b = body as { from_provider: string; hop_index: number };
+    return { provider: failovers.get(b.from_provider) ?? null, hop_index: b.hop_index, remaining_hops: 0 };
+  };
+  const overrides = async ({ body }: RpcRequest) => ({ tenant: (body as { tenant: string }).tenant, overrides: {} });
+  const providerKey = async () => {
+    throw refuse(GOVERNANCE_PROVIDER_KEY, 'no_key', 'no key is installed for the provider');
+  };
   const served = await serveService(bus, {
     service: 'governance',
     version: '0.0.1',
     instanceId: 'fake-governance',
-    handlers: { '_governance.admit_llm_call': admit, '_governance.record_cost': record },
+    handlers: {
+      '_governance.admit_llm_call': admit,
+      '_governance.record_cost': record,
+      '_governance.failover': failover,
+      '_governance.provider_key': providerKey,
+      '_governance.effective_overrides': overrides,
+    },
     logger: createLogger({ name: 'fakes', level: 'silent' }),
   });
-  return { served, recorded };
+  return { served, recorded, failovers };
 }
 
 /** Options of {@link startEngineHarness}. */
@@ -215,6 +256,7 @@ export async function startEngineHarness(
   const bus = await connectBus({ servers: nats.url, name: 'engine-test' });
   const agentConfigs = new Map<string, Record<string, unknown>>();
   const fakes = await serveEngineFakes(bus, agentConfigs);
+  const governance = await serveGovernanceFake(bus);
   const service = await startInProcess(definition, {
     natsUrl: nats.url,
     env: { AGENT_CONFIG_CACHE_MS: '0', ...env },
@@ -231,6 +273,7 @@ export async function startEngineHarness(
     store,
     tasks,
     agentConfigs,
+    governance,
     call,
     watch,
     async start(identity, body) {
@@ -250,7 +293,7 @@ export async function startEngineHarness(
       ),
     async stop() {
       await service.stop().catch(() => undefined);
-      await Promise.all(fakes.map((f) => f.stop().catch(() => undefined)));
+      await Promise.all([...fakes, governance.served].map((f) => f.stop().catch(() => undefined)));
       await bus.close().catch(() => undefined);
       await nats.stop();
       await rm(dir, { recursive: true, force: true });

@@ -54,7 +54,6 @@ function fakeGovernance(options: {
       admitted.push(call);
       if (options.refuse !== undefined) throw options.refuse;
       return {
-        governed: true,
         tier: 'standard',
         maxTokens: call.requestedMaxTokens,
         clipped: false,

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
-import { decodeStoredEvent, encodeToken, eventFilterSubject, readEvents, serveService } from '@ars/bus';
-import type { ServedService } from '@ars/bus';
-import { createLogger } from '@ars/telemetry';
+import { decodeStoredEvent, encodeToken, eventFilterSubject, readEvents } from '@ars/bus';
 import { cachedClientCount, createOpenAiProvider, MAX_CACHED_CLIENTS } from '../../src/providers/openai.ts';
 import { FAKE_OPENAI_BEHAVIOURS, startFakeOpenAi } from './fake-openai.ts';
 import type { FakeOpenAi, FakeOpenAiBehaviour } from './fake-openai.ts';
@@ -266,31 +264,9 @@ describe('openai provider', () => {
   });
 
   describe('with a failover chain', () => {
-    let governance: ServedService;
-
-    beforeAll(async () => {
-      // Only `_governance.failover` is served: admissions and cost records find no responder (un-governed).
-      governance = await serveService(h.bus, {
-        service: 'governance',
-        version: '0.0.1',
-        instanceId: 'fake-governance',
-        handlers: {
-          '_governance.failover': async ({ body }) => ({
-            provider:
-              (body as { from_provider: string }).from_provider === 'flaky'
-                ? { name: 'backup', kind: 'scripted' }
-                : null,
-            hop_index: (body as { hop_index: number }).hop_index,
-            remaining_hops: 0,
-          }),
-        },
-        logger: createLogger({ name: 'fakes', level: 'silent' }),
-      });
+    beforeAll(() => {
+      h.governance.failovers.set('flaky', { name: 'backup', kind: 'scripted' });
       h.agentConfigs.set('flaky-silence', agentOf(fake, FAKE_OPENAI_BEHAVIOURS.silence, 'flaky'));
-    });
-
-    afterAll(async () => {
-      await governance?.stop();
     });
 
     it('fails over to the next provider when the stream goes silent, and the run completes there', async () => {

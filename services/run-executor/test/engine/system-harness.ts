@@ -17,14 +17,15 @@ import { createTaskRepository } from '../../src/store/task.repository.ts';
 import type { TaskRepository } from '../../src/store/task.repository.ts';
 import { startServiceProcesses } from '../helpers/service-processes.ts';
 import type { PeerService, ServiceProcesses } from '../helpers/service-processes.ts';
-import { watchRun } from './harness.ts';
-import type { RunWatch } from './harness.ts';
+import { serveGovernanceFake, watchRun } from './harness.ts';
+import type { GovernanceFake, RunWatch } from './harness.ts';
 
 /**
  * The run-executor (API side and engine) in-process, with the REAL
  * governance, agent-registry, memory and artifact services (whichever the
- * suite names) as processes on the same nats-server, and a stand-in session
- * `_session.admit`. Calls go over NATS as a gateway would send them.
+ * suite names) as processes on the same nats-server, a stand-in session
+ * `_session.admit`, and stand-ins of agent-registry and governance when the
+ * suite does not name them. Calls go over NATS as a gateway would send them.
  */
 export interface SystemHarness {
   readonly nats: NatsServerHandle;
@@ -79,6 +80,8 @@ export async function startSystemHarness(peers: readonly PeerService[], env: Env
         },
         logger,
       });
+  // Runs fail closed without governance too: a suite without the real one gets a stand-in admitting every call.
+  const governance: GovernanceFake | undefined = peers.includes('governance') ? undefined : await serveGovernanceFake(bus);
   let processes: ServiceProcesses | undefined;
   let executor: InProcessService | undefined;
   const cleanup = async () => {
@@ -86,6 +89,7 @@ export async function startSystemHarness(peers: readonly PeerService[], env: Env
     await processes?.stop().catch(() => undefined);
     await session.stop().catch(() => undefined);
     await registry?.stop().catch(() => undefined);
+    await governance?.served.stop().catch(() => undefined);
     await bus.close().catch(() => undefined);
     await nats.stop();
     await rm(dir, { recursive: true, force: true });

@@ -21,6 +21,8 @@ export interface ServiceProcesses {
   output(name: PeerService): string;
   /** SIGTERM to each (or to `only`), then waits for them (SIGKILL after 5 s). */
   stop(only?: readonly PeerService[]): Promise<void>;
+  /** Starts `name` again (stopped before) on the same data directory; resolves once it answers `_health`. */
+  restart(name: PeerService): Promise<void>;
 }
 
 interface Running {
@@ -43,7 +45,7 @@ export async function startServiceProcesses(
   },
 ): Promise<ServiceProcesses> {
   const rpc = createRpcClient(bus, { timeoutMs: 500 });
-  const running: Running[] = options.names.map((name) => {
+  const spawnService = (name: PeerService): Running => {
     const child = spawn(process.execPath, [join('services', name, 'src', 'main.ts')], {
       cwd: REPO,
       env: {
@@ -67,7 +69,8 @@ export async function startServiceProcesses(
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
     return entry;
-  });
+  };
+  const running: Running[] = options.names.map(spawnService);
   const stop = async (only?: readonly PeerService[]): Promise<void> => {
     await Promise.all(
       running.map(async (r) => {
@@ -81,26 +84,34 @@ export async function startServiceProcesses(
     );
   };
   const identity = { tenant: 'probe', user: 'probe', session: 'probe', scopes: [] };
-  try {
-    await Promise.all(
-      running.map(async (r) => {
-        const deadline = Date.now() + READY_TIMEOUT_MS;
-        for (;;) {
-          try {
-            await rpc.call(r.name, '_health', identity, {});
-            return;
-          } catch (error) {
-            if (r.child.exitCode !== null || Date.now() > deadline) {
-              throw new Error(`${r.name} did not start: ${r.output}`, { cause: error });
-            }
-            await new Promise((done) => setTimeout(done, 50));
-          }
+  const ready = async (r: Running): Promise<void> => {
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    for (;;) {
+      try {
+        await rpc.call(r.name, '_health', identity, {});
+        return;
+      } catch (error) {
+        if (r.child.exitCode !== null || Date.now() > deadline) {
+          throw new Error(`${r.name} did not start: ${r.output}`, { cause: error });
         }
-      }),
-    );
+        await new Promise((done) => setTimeout(done, 50));
+      }
+    }
+  };
+  try {
+    await Promise.all(running.map(ready));
   } catch (error) {
     await stop();
     throw error;
   }
-  return { output: (name) => running.find((r) => r.name === name)?.output ?? '', stop };
+  return {
+    output: (name) => running.findLast((r) => r.name === name)?.output ?? '',
+    stop,
+    async restart(name) {
+      await stop([name]);
+      const entry = spawnService(name);
+      running.push(entry);
+      await ready(entry);
+    },
+  };
 }

@@ -40,6 +40,8 @@ export interface ErasureProgress {
   readonly tasks?: TasksErased;
   readonly artifacts?: { readonly artifacts_deleted: number };
   readonly memory?: { readonly purged: boolean };
+  /** The session-user tier of agent_config (agent-registry). */
+  readonly agent_config?: { readonly skills_deleted: number; readonly settings_deleted: number };
   /** This service's state records (and projections) deleted. */
   readonly state?: { readonly state_records_deleted: number };
   /** Messages purged from the EVENTS stream. */

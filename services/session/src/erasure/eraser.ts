@@ -1,4 +1,5 @@
 import {
+  AGENT_ERASE_SESSION,
   ARTIFACT_ERASE_SESSION,
   MEMORY_ERASE_SESSION,
   ServiceError,
@@ -59,7 +60,7 @@ export interface Eraser {
 
 /** One step owned by another service: its internal endpoint's call, and what of the reply the progress keeps. */
 interface RemoteStep {
-  readonly step: Extract<ErasureStep, 'tasks' | 'artifacts' | 'memory'>;
+  readonly step: Extract<ErasureStep, 'tasks' | 'artifacts' | 'memory' | 'agent_config'>;
   run(rpc: RpcClient, caller: VerifiedIdentity, triple: SessionTriple, options: CallOptions): Promise<object>;
 }
 
@@ -84,6 +85,14 @@ const REMOTE_STEPS: readonly RemoteStep[] = [
     async run(rpc, caller, triple, options) {
       const reply = await callInternal(rpc, MEMORY_ERASE_SESSION, caller, triple, options);
       return { purged: reply.purged };
+    },
+  },
+  {
+    // The session-user tier of agent_config (skills, settings); nothing of it is in the receipt.
+    step: 'agent_config',
+    async run(rpc, caller, triple, options) {
+      const reply = await callInternal(rpc, AGENT_ERASE_SESSION, caller, triple, options);
+      return { skills_deleted: reply.skills_deleted, settings_deleted: reply.settings_deleted };
     },
   },
 ];

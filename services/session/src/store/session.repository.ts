@@ -8,7 +8,7 @@ import type { CatalogState, ErasureProgress, SessionDoc, SessionTriple } from '.
 export const SESSIONS_COLLECTION = 'sessions';
 
 /** The erasure steps whose results are kept on the tombstone. */
-export type ErasureStep = 'tasks' | 'artifacts' | 'memory' | 'state' | 'events';
+export type ErasureStep = 'tasks' | 'artifacts' | 'memory' | 'agent_config' | 'state' | 'events';
 
 /** A page request over the catalog. */
 export interface CatalogPageRequest {

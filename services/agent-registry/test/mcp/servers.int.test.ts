@@ -1,0 +1,212 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { VerifiedIdentity } from '@ars/contracts';
+import { faulty, startMcpHarness } from './support.ts';
+import type { McpHarness } from './support.ts';
+
+interface ServerRecord {
+  server_id: string;
+  agent_id: string;
+  transport: string;
+  state: string;
+  raw_html_trusted: boolean;
+  tool_count?: number;
+  last_discovery_at?: string;
+}
+
+const BROKEN = { server_id: 'broken', transport: 'stdio', command: '/nonexistent/mcp-server' };
+const POLICY = { mode: 'always', timeout_seconds: 60, on_timeout: 'reject' };
+
+/** The public mcp.servers.* methods, through the service. */
+describe('mcp.servers.*', () => {
+  let h: McpHarness;
+
+  beforeAll(async () => {
+    h = await startMcpHarness();
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  /** Agent `a` with `f` (approval always) and `broken`; agent `b` with another `f`. */
+  async function tenant(): Promise<{ admin: VerifiedIdentity; reader: VerifiedIdentity }> {
+    const admin = h.caller();
+    await h.configure(admin, 'a', [{ ...faulty('f'), approval_policy: POLICY }, BROKEN]);
+    await h.configure(admin, 'b', [faulty('f')]);
+    return { admin, reader: { ...admin, scopes: [] } };
+  }
+
+  describe('list and get', () => {
+    it("lists the servers of the tenant's agents by agent and server id, as configured until used", async () => {
+      const { reader } = await tenant();
+      const page = await h.call<{ items: ServerRecord[]; next_cursor?: string }>('mcp.servers.list', {}, reader);
+      expect(page.items.map((s) => [s.agent_id, s.server_id, s.state])).toEqual([
+        ['a', 'broken', 'configured'],
+        ['a', 'f', 'configured'],
+        ['b', 'f', 'configured'],
+      ]);
+      expect(page.items[1]).toMatchObject({ transport: 'stdio', raw_html_trusted: false });
+      expect(page.next_cursor).toBeUndefined();
+    });
+
+    it('filters and pages', async () => {
+      const { reader } = await tenant();
+      const first = await h.call<{ items: ServerRecord[]; next_cursor?: string }>(
+        'mcp.servers.list',
+        { limit: 2 },
+        reader,
+      );
+      expect(first.items).toHaveLength(2);
+      const second = await h.call<{ items: ServerRecord[]; next_cursor?: string }>(
+        'mcp.servers.list',
+        { limit: 2, cursor: first.next_cursor },
+        reader,
+      );
+      expect(second.items.map((s) => s.agent_id)).toEqual(['b']);
+      expect(second.next_cursor).toBeUndefined();
+      const filtered = await h.call<{ items: ServerRecord[] }>(
+        'mcp.servers.list',
+        { filter: { agent_id: 'b' } },
+        reader,
+      );
+      expect(filtered.items.map((s) => s.server_id)).toEqual(['f']);
+      const text = await h.call<{ items: ServerRecord[] }>('mcp.servers.list', { filter: { text: 'BROK' } }, reader);
+      expect(text.items.map((s) => s.server_id)).toEqual(['broken']);
+      expect(await h.outcome('mcp.servers.list', { cursor: 'bogus' }, reader)).toMatchObject({
+        ok: false,
+        code: 'invalid_request',
+      });
+    });
+
+    it('reads one server, refusing an id several agents use without agent_id', async () => {
+      const { reader } = await tenant();
+      await expect(h.call('mcp.servers.get', { server_id: 'broken' }, reader)).resolves.toMatchObject({
+        server: { server_id: 'broken', agent_id: 'a', state: 'configured' },
+      });
+      expect(await h.outcome('mcp.servers.get', { server_id: 'f' }, reader)).toMatchObject({
+        ok: false,
+        code: 'conflict',
+      });
+      await expect(h.call('mcp.servers.get', { server_id: 'f', agent_id: 'b' }, reader)).resolves.toMatchObject({
+        server: { server_id: 'f', agent_id: 'b' },
+      });
+      expect(await h.outcome('mcp.servers.get', { server_id: 'nope' }, reader)).toMatchObject({
+        ok: false,
+        code: 'not_found',
+      });
+    });
+
+    it("never shows another tenant's servers, and refuses a body naming another tenant", async () => {
+      await tenant();
+      const stranger = h.caller([]);
+      await expect(h.call('mcp.servers.list', {}, stranger)).resolves.toMatchObject({ items: [] });
+      expect(await h.outcome('mcp.servers.get', { server_id: 'broken' }, stranger)).toMatchObject({
+        ok: false,
+        code: 'not_found',
+      });
+      const { reader } = await tenant();
+      expect(await h.outcome('mcp.servers.list', { identity: { tenant: stranger.tenant } }, reader)).toMatchObject({
+        ok: false,
+        code: 'identity_required',
+      });
+    });
+  });
+
+  describe('live connections', () => {
+    it('probes a server: connects, lists its tools, and the record shows it connected', async () => {
+      const { reader } = await tenant();
+      const probe = await h.call<{ ok: boolean; tools: string[]; latency_ms: number }>(
+        'mcp.servers.probe',
+        { server_id: 'f', agent_id: 'a' },
+        reader,
+      );
+      expect(probe).toMatchObject({ server_id: 'f', ok: true });
+      expect(probe.tools).toEqual(expect.arrayContaining(['echo', 'hang']));
+      const { server } = await h.call<{ server: ServerRecord }>(
+        'mcp.servers.get',
+        { server_id: 'f', agent_id: 'a' },
+        reader,
+      );
+      expect(server).toMatchObject({ state: 'connected', tool_count: probe.tools.length });
+      expect(server.last_discovery_at).toEqual(expect.any(String));
+    });
+
+    it('probes a server that cannot start: ok false with the error', async () => {
+      const { reader } = await tenant();
+      const probe = await h.call<{ ok: boolean; error?: string }>('mcp.servers.probe', { server_id: 'broken' }, reader);
+      expect(probe).toMatchObject({ server_id: 'broken', ok: false, error: expect.any(String) });
+      const { server } = await h.call<{ server: ServerRecord }>('mcp.servers.get', { server_id: 'broken' }, reader);
+      expect(['failed', 'restarting']).toContain(server.state);
+    });
+
+    it('answers health: ok with a ping time, down for a server that cannot start', async () => {
+      const { reader } = await tenant();
+      await expect(h.call('mcp.servers.health', { server_id: 'f', agent_id: 'a' }, reader)).resolves.toMatchObject({
+        server_id: 'f',
+        health: 'ok',
+        latency_ms: expect.any(Number),
+        checked_at: expect.any(String),
+      });
+      await expect(h.call('mcp.servers.health', { server_id: 'broken' }, reader)).resolves.toMatchObject({
+        health: 'down',
+        error: expect.any(String),
+      });
+    });
+
+    it('refreshes discovery, and answers 503 for a server that cannot start', async () => {
+      const { admin } = await tenant();
+      const refreshed = await h.call<{ tools: string[]; prompt_count: number; resource_count: number }>(
+        'mcp.servers.refresh_discovery',
+        { server_id: 'f', agent_id: 'b' },
+        admin,
+      );
+      expect(refreshed).toMatchObject({ server_id: 'f', prompt_count: 0, resource_count: 0 });
+      expect(refreshed.tools).toContain('echo');
+      expect(await h.outcome('mcp.servers.refresh_discovery', { server_id: 'broken' }, admin)).toMatchObject({
+        ok: false,
+        code: 'unavailable',
+      });
+    });
+
+    it('lists no prompts or resources for a server that has none', async () => {
+      const { reader } = await tenant();
+      await expect(h.call('mcp.servers.prompts', { server_id: 'f', agent_id: 'a' }, reader)).resolves.toMatchObject({
+        server_id: 'f',
+        items: [],
+      });
+      await expect(h.call('mcp.servers.resources', { server_id: 'f', agent_id: 'a' }, reader)).resolves.toMatchObject({
+        items: [],
+      });
+    });
+  });
+
+  describe('policy and bindings', () => {
+    it("answers a server's policy from its connection", async () => {
+      const { reader } = await tenant();
+      await expect(h.call('mcp.servers.policy', { server_id: 'f', agent_id: 'a' }, reader)).resolves.toMatchObject({
+        server_id: 'f',
+        raw_html_trusted: false,
+        approval_policy: POLICY,
+      });
+      const plain = await h.call<Record<string, unknown>>('mcp.servers.policy', { server_id: 'broken' }, reader);
+      expect(plain.approval_policy).toBeUndefined();
+    });
+
+    it('lists no bindings: none exist before OAuth-bound servers', async () => {
+      const { reader } = await tenant();
+      await expect(h.call('mcp.servers.bindings.list', {}, reader)).resolves.toMatchObject({ items: [] });
+      await expect(h.call('mcp.servers.bindings.list', { server_id: 'f' }, reader)).resolves.toMatchObject({
+        items: [],
+      });
+    });
+
+    it.each(['mcp.servers.refresh_binding', 'mcp.servers.revoke_binding', 'mcp.servers.set_raw_html_trust'])(
+      '%s still answers unimplemented',
+      async (method) => {
+        const { admin } = await tenant();
+        const body = method.endsWith('trust') ? { server_id: 'f', trusted: true } : { server_id: 'f', binding_id: 'x' };
+        expect(await h.outcome(method, body, admin)).toMatchObject({ ok: false, code: 'unimplemented' });
+      },
+    );
+  });
+});
