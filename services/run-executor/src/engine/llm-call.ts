@@ -120,7 +120,10 @@ function failedOver(
  */
 export async function governedCompletion(
   ctx: GovernedCallContext,
-  request: Omit<CompletionRequest, 'params'>,
+  request: Omit<CompletionRequest, 'params'> & {
+    /** Called before each provider call with its id (`<run>:<step>:<attempt>:<claim>`), before its first chunk. */
+    readonly onAttempt?: (callId: string) => void;
+  },
   stepNo: number,
 ): Promise<CompletionResult | undefined> {
   await ctx.settleCost();
@@ -134,10 +137,13 @@ export async function governedCompletion(
     held = undefined;
     if (admission.waitMs > 0 && !(await ctx.pauseStep(admission.waitMs))) return undefined;
     if (ctx.interrupted()) return undefined;
+    const callId = `${ctx.taskId}:${stepNo}:${attempt}:${ctx.claim}`;
+    request.onAttempt?.(callId);
     let result: CompletionResult;
     try {
+      const { onAttempt: _, ...providerRequest } = request;
       result = await llm.provider.complete({
-        ...request,
+        ...providerRequest,
         params: { ...llm.params, model, max_tokens: admission.maxTokens },
       });
     } catch (error) {
@@ -157,7 +163,7 @@ export async function governedCompletion(
       costUsd,
       tokensIn: result.usage.input_tokens,
       tokensOut: result.usage.output_tokens,
-      callId: `${ctx.taskId}:${stepNo}:${attempt}:${ctx.claim}`,
+      callId,
     });
     // A provider may return after a hard cancel or a drain stopped the run: the call's tokens are spent, but
     // its decision (maybe from a cut-short answer) must not be acted on.

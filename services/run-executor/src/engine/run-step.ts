@@ -74,11 +74,15 @@ export async function runStep(run: RunState, prepared: PreparedRun): Promise<voi
 async function complete(run: RunState, prepared: PreparedRun, stepNo: number): Promise<CompletionResult | undefined> {
   if (prepared.memoryStale) await refreshMemory(run, prepared);
   const quad = run.events.quad;
+  // RunID names the provider call the chunk belongs to (`<task>:<step>:<attempt>:<claim>`, as its cost's call_id):
+  // a step re-run after a failover, a crash or a hand-back streams under a new RunID, so a client that already
+  // showed some of that step's text knows to replace it rather than append.
+  let callId = run.taskId;
   const chunks = createChunkStream((delta, kind, done) => {
     run.events.emit('llm.completion.chunk', {
       Identity: quad,
       TaskID: run.taskId,
-      RunID: run.taskId,
+      RunID: callId,
       Delta: delta,
       Done: done,
       Kind: kind,
@@ -100,6 +104,11 @@ async function complete(run: RunState, prepared: PreparedRun, stepNo: number): P
         tools: prepared.specs,
         signal,
         onChunk: (delta, kind) => chunks.push(delta, kind),
+        onAttempt: (id) => {
+          // What an earlier attempt streamed goes out under its own id before the next attempt's chunks.
+          chunks.abandon(false);
+          callId = id;
+        },
       },
       stepNo,
     );

@@ -247,7 +247,12 @@ describe('a governed LLM call', () => {
       params: {},
     };
     const ctx = context(llm, governance);
-    await expect(governedCompletion(ctx, request, 2)).resolves.toMatchObject({ model: 'gpt-x' });
+    const attempts: string[] = [];
+    await expect(
+      governedCompletion(ctx, { ...request, onAttempt: (id) => attempts.push(id) }, 2),
+    ).resolves.toMatchObject({ model: 'gpt-x' });
+    // Each provider call is announced with its own id before it streams: the failover's chunks carry the new one.
+    expect(attempts).toEqual(['r:2:1:c1', 'r:2:2:c1']);
     expect(governance.failovers).toEqual([
       { tier: 'standard', fromProvider: 'primary', hopIndex: 1, accumulatedCost: 0, reason: '503 overloaded' },
       expect.objectContaining({ fromProvider: 'exotic', hopIndex: 2 }),

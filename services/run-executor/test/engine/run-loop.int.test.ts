@@ -68,10 +68,15 @@ describe('run loop', () => {
     expect(task?.steps.map((s) => s.index)).toEqual([1, 2, 3]);
   });
 
-  it('streams chunks with TaskID, RunID, the last of each call carrying Done', async () => {
+  it('streams chunks with TaskID, RunID naming each provider call, the last of each call carrying Done', async () => {
     const { taskId, events } = await run('#script tool:echo{};finish:ok');
     const chunks = ofType(events, 'llm.completion.chunk');
-    expect(chunks.every((c) => c.payload.TaskID === taskId && c.payload.RunID === taskId)).toBe(true);
+    expect(chunks.every((c) => c.payload.TaskID === taskId)).toBe(true);
+    // RunID is the call's id, `<task>:<step>:<attempt>:<claim>` (its cost's call_id): one per call.
+    const runIds = [...new Set(chunks.map((c) => String(c.payload.RunID)))];
+    expect(runIds).toHaveLength(2);
+    expect(runIds[0]).toMatch(new RegExp(`^${taskId}:1:1:[0-9a-f]+$`));
+    expect(runIds[1]).toMatch(new RegExp(`^${taskId}:2:1:[0-9a-f]+$`));
     // Two calls, two chunks each (the reasoning digest, then the tool call or the answer); no empty closing chunk.
     expect(chunks.map((c) => [c.payload.Kind, c.payload.Done])).toEqual([
       ['reasoning', false],
