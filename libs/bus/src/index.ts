@@ -98,3 +98,4 @@ export { headers } from '@nats-io/transport-node';
 export type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/transport-node';
 export type { KV, KvEntry } from '@nats-io/kv';
 export type { ObjectStore, ObjectInfo } from '@nats-io/obj';
+export { broadcastSubject, publishBroadcast, subscribeBroadcast } from './broadcast.ts';

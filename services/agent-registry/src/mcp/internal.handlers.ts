@@ -1,3 +1,6 @@
+import { z } from 'zod';
+import { broadcastSubject, publishBroadcast, subscribeBroadcast } from '@ars/bus';
+import type { Bus, Subscription } from '@ars/bus';
 import { MCP_CALL_TOOL, MCP_CANCEL_CALL } from '@ars/contracts';
 import { serveInternal } from '@ars/service-kit';
 import type { InternalHandler } from '@ars/service-kit';
@@ -8,9 +11,12 @@ import type { ToolHost } from './tool-host.ts';
  * `_mcp.call_tool` and `_mcp.cancel_call`, for the run engine. The body's
  * triple must be the calling identity's (the run owner's) unless the caller
  * holds `admin` (403 `scope_mismatch`), as for `_agent.effective_config`.
- * A cancel reaches only the tenant's own calls in flight on this replica.
+ * A cancel reaches only the tenant's own calls. The replica the request
+ * reaches (the queue group picks one) cancels the call if it holds it, and
+ * otherwise broadcasts the cancel to every replica, since the call may be in
+ * flight on another; `cancelled` says whether this replica held it.
  */
-export function createMcpInternalHandlers(host: ToolHost): InternalHandler[] {
+export function createMcpInternalHandlers(host: ToolHost, bus: Bus): InternalHandler[] {
   return [
     serveInternal(MCP_CALL_TOOL, async ({ identity, body }) => {
       requireOwnRun(identity, body, MCP_CALL_TOOL.name);
@@ -18,7 +24,22 @@ export function createMcpInternalHandlers(host: ToolHost): InternalHandler[] {
     }),
     serveInternal(MCP_CANCEL_CALL, async ({ identity, body }) => {
       requireOwnRun(identity, body, MCP_CANCEL_CALL.name);
-      return { cancelled: host.cancelCall(body.tenant, body.call_id) };
+      const cancelled = host.cancelCall(body.tenant, body.call_id);
+      if (!cancelled) publishBroadcast(bus, CANCEL_BROADCAST, { tenant: body.tenant, call_id: body.call_id });
+      return { cancelled };
     }),
   ];
+}
+
+/** Where a cancel the receiving replica could not apply goes to every replica. */
+export const CANCEL_BROADCAST = broadcastSubject('agent-registry', 'mcp_cancel');
+
+const CancelBroadcast = z.object({ tenant: z.string().min(1), call_id: z.string().min(1) });
+
+/** Applies the cancels other replicas broadcast to the calls in flight here. */
+export function listenForCancels(host: ToolHost, bus: Bus): Subscription {
+  return subscribeBroadcast(bus, CANCEL_BROADCAST, (body) => {
+    const parsed = CancelBroadcast.safeParse(body);
+    if (parsed.success) host.cancelCall(parsed.data.tenant, parsed.data.call_id);
+  });
 }

@@ -4,7 +4,7 @@ import type { InternalHandler } from '@ars/service-kit';
 import type { Logger } from '@ars/telemetry';
 import type { AgentRegistryConfig } from '../config.ts';
 import type { AgentServerDeps } from './agent-servers.ts';
-import { createMcpInternalHandlers } from './internal.handlers.ts';
+import { createMcpInternalHandlers, listenForCancels } from './internal.handlers.ts';
 import { createConnectionPool } from './pool.ts';
 import { createMcpServerHandlers } from './servers.handlers.ts';
 import { createToolHost } from './tool-host.ts';
@@ -60,6 +60,7 @@ export function createMcpHost(deps: McpHostDeps): McpHost {
     logger: deps.logger.child({ component: 'mcp' }),
   });
   const toolHost = createToolHost({ ...agentServerDeps(deps), pool });
+  const cancels = listenForCancels(toolHost, deps.bus);
   return {
     toolHost,
     handlers: createMcpServerHandlers({
@@ -67,8 +68,11 @@ export function createMcpHost(deps: McpHostDeps): McpHost {
       pool,
       requestTimeoutMs: config.MCP_CONNECT_TIMEOUT_MS,
     }),
-    internalHandlers: createMcpInternalHandlers(toolHost),
-    stop: () => toolHost.close(),
+    internalHandlers: createMcpInternalHandlers(toolHost, deps.bus),
+    stop: () => {
+      cancels.unsubscribe();
+      return toolHost.close();
+    },
   };
 }
 
