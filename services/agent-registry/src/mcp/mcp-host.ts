@@ -4,7 +4,7 @@ import type { InternalHandler } from '@ars/service-kit';
 import type { Logger } from '@ars/telemetry';
 import type { AgentRegistryConfig } from '../config.ts';
 import type { AgentServerDeps } from './agent-servers.ts';
-import { createMcpInternalHandlers, listenForCancels } from './internal.handlers.ts';
+import { createMcpInternalHandlers, listenForCancels, newReplicaId } from './internal.handlers.ts';
 import { createConnectionPool } from './pool.ts';
 import { createMcpServerHandlers } from './servers.handlers.ts';
 import { createToolHost } from './tool-host.ts';
@@ -60,7 +60,8 @@ export function createMcpHost(deps: McpHostDeps): McpHost {
     logger: deps.logger.child({ component: 'mcp' }),
   });
   const toolHost = createToolHost({ ...agentServerDeps(deps), pool });
-  const cancels = listenForCancels(toolHost, deps.bus);
+  const replica = newReplicaId();
+  const cancels = listenForCancels(toolHost, deps.bus, replica);
   return {
     toolHost,
     handlers: createMcpServerHandlers({
@@ -68,7 +69,7 @@ export function createMcpHost(deps: McpHostDeps): McpHost {
       pool,
       requestTimeoutMs: config.MCP_CONNECT_TIMEOUT_MS,
     }),
-    internalHandlers: createMcpInternalHandlers(toolHost, deps.bus),
+    internalHandlers: createMcpInternalHandlers(toolHost, deps.bus, replica),
     stop: () => {
       cancels.unsubscribe();
       return toolHost.close();
