@@ -18,6 +18,8 @@ export { buildMethodTable, describeFirstIssue } from './method-table.ts';
 export type { MethodEndpoint } from './method-table.ts';
 export { buildInternalTable, serveInternal } from './internal-handler.ts';
 export type { InternalCall, InternalHandler, InternalHandlerFn } from './internal-handler.ts';
+export { typedMethod } from './typed-method.ts';
+export type { TypedCall, TypedHandlerFn } from './typed-method.ts';
 export { DEFAULT_CHECK_TIMEOUT_MS, HEALTH_METHOD, checkDependencies, createHealthHandler } from './health.ts';
 export type { CheckStatus, DependencyChecks, HealthOptions, HealthReport } from './health.ts';
 export { trackReadiness } from './readiness.ts';

@@ -1,5 +1,5 @@
-import { ServiceError } from '@ars/contracts';
-import type { AgentConfigRetireRequest, AgentConfigRetireResponse, VerifiedIdentity } from '@ars/contracts';
+import { ServiceError, AgentConfigRetireRequest } from '@ars/contracts';
+import type { AgentConfigRetireResponse, VerifiedIdentity } from '@ars/contracts';
 import type { EventPublisher, RpcHandler } from '@ars/bus';
 import {
   COMPLETED_STAGE,
@@ -16,6 +16,7 @@ import type { SessionSettingsRepository } from '../store/session-settings.reposi
 import type { SkillRepository } from '../store/skill.repository.ts';
 import { admitAdmin } from './agent-config-revisions.handler.ts';
 import { authorOf, eventIdentityOf } from './revision-writer.ts';
+import { typedMethod } from '@ars/service-kit';
 
 /** What `agent_config.retire` needs. */
 export interface RetireDeps {
@@ -139,29 +140,31 @@ async function runStages(deps: RetireDeps, caller: VerifiedIdentity, start: Reti
  * resolves); an agent without a revision is `not_found`.
  */
 export function createRetireHandler(deps: RetireDeps): RpcHandler {
-  return async ({ method, identity, body }): Promise<AgentConfigRetireResponse> => {
-    const request = body as AgentConfigRetireRequest;
-    const caller = admitAdmin(method, identity, request);
-    if (request.agent_id === deps.defaultAgentId) {
-      throw new ServiceError(
-        'invalid_request',
-        `agent_id ${request.agent_id} is the default agent, which cannot be retired`,
-      );
-    }
-    let { record } = await begin(deps, caller, request);
-    if (record.state === 'retiring') {
-      // Republished when resuming from `started`: the event id makes the copy a duplicate.
-      if (record.stage === STARTED_STAGE) {
-        await publishStage(deps, caller, record, 'agent_config.retirement.started', STARTED_STAGE);
+  return typedMethod(
+    AgentConfigRetireRequest,
+    async ({ method, identity, body: request }): Promise<AgentConfigRetireResponse> => {
+      const caller = admitAdmin(method, identity, request);
+      if (request.agent_id === deps.defaultAgentId) {
+        throw new ServiceError(
+          'invalid_request',
+          `agent_id ${request.agent_id} is the default agent, which cannot be retired`,
+        );
       }
-      record = await runStages(deps, caller, record);
-    }
-    return {
-      agent_id: record.agent_id,
-      operation_hash: record.operation_hash,
-      stage: record.stage,
-      generation: record.generation,
-      started_at: record.started_at,
-    };
-  };
+      let { record } = await begin(deps, caller, request);
+      if (record.state === 'retiring') {
+        // Republished when resuming from `started`: the event id makes the copy a duplicate.
+        if (record.stage === STARTED_STAGE) {
+          await publishStage(deps, caller, record, 'agent_config.retirement.started', STARTED_STAGE);
+        }
+        record = await runStages(deps, caller, record);
+      }
+      return {
+        agent_id: record.agent_id,
+        operation_hash: record.operation_hash,
+        stage: record.stage,
+        generation: record.generation,
+        started_at: record.started_at,
+      };
+    },
+  );
 }

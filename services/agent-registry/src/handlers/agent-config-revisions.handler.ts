@@ -1,4 +1,11 @@
-import { ServiceError } from '@ars/contracts';
+import {
+  AgentConfigDiffRequest,
+  AgentConfigGetRequest,
+  AgentConfigListRevisionsRequest,
+  AgentConfigRollbackRequest,
+  AgentConfigSetRevisionRequest,
+  ServiceError,
+} from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
 import type { EventPublisher, RpcHandler } from '@ars/bus';
 import { requireAdmin, requireOwnIdentity } from '@ars/service-kit';
@@ -44,6 +51,13 @@ export function createRevisionHandlers(deps: RevisionHandlerDeps): Record<string
       if (retirement?.state === 'retiring') {
         throw new ServiceError('conflict', `agent ${agentId} is being retired; retry once the retirement completed`);
       }
+    },
+    requests: {
+      set_revision: AgentConfigSetRevisionRequest,
+      get: AgentConfigGetRequest,
+      list_revisions: AgentConfigListRevisionsRequest,
+      diff: AgentConfigDiffRequest,
+      rollback: AgentConfigRollbackRequest,
     },
     afterSetRevision: async (caller, record) => {
       if (await isRetired(deps, caller.tenant, record.agent_id)) {

@@ -1,6 +1,6 @@
-import type {
+import type { z } from 'zod';
+import {
   AgentConfigAddMCPConnectionRequest,
-  AgentConfigContent,
   AgentConfigRegisterOAuthMCPCapabilityRequest,
   AgentConfigRemoveMCPConnectionRequest,
   AgentConfigRemoveOAuthMCPCapabilityRequest,
@@ -12,9 +12,9 @@ import type {
   AgentConfigSetOAuthProviderRequest,
   AgentConfigSetPromptLayersRequest,
   AgentConfigSetToolExposureRequest,
-  IdentityScope,
-  VerifiedIdentity,
 } from '@ars/contracts';
+import type { AgentConfigContent, IdentityScope, VerifiedIdentity } from '@ars/contracts';
+import { typedMethod } from '@ars/service-kit';
 import type { RpcHandler } from '@ars/bus';
 import {
   addMcpConnection,
@@ -62,9 +62,12 @@ interface SetterSpec<B extends SetterBody> {
  * revision starts from `{}` (the default agent from its built-in
  * configuration); a retired agent is refused 409 `conflict`.
  */
-function setter<B extends SetterBody>(deps: RevisionHandlerDeps, spec: SetterSpec<B>): RpcHandler {
-  return async ({ method, identity, body }) => {
-    const request = body as B;
+function setter<B extends SetterBody>(
+  deps: RevisionHandlerDeps,
+  schema: z.ZodType<B>,
+  spec: SetterSpec<NoInfer<B>>,
+): RpcHandler {
+  return typedMethod(schema, async ({ method, identity, body: request }) => {
     const caller = admitAdmin(method, identity, request);
     await refuseIfRetired(deps, caller.tenant, request.agent_id, method);
     const { record, previous } = await writeDerived(deps.revisions, deps.publisher, {
@@ -77,7 +80,7 @@ function setter<B extends SetterBody>(deps: RevisionHandlerDeps, spec: SetterSpe
     });
     await spec.publish?.(deps, { caller, body: request, record, previous });
     return { revision: toRevisionView(record) };
-  };
+  });
 }
 
 /** Publishes one of this file's events about a written revision. */
@@ -179,28 +182,32 @@ const uninstallOAuthProvider: SetterSpec<AgentConfigRemoveOAuthProviderRequest> 
 /** Every admin setter, by registry name. */
 export function createSetterHandlers(deps: RevisionHandlerDeps): Record<string, RpcHandler> {
   return {
-    'agent_config.set_prompt_layers': setter<AgentConfigSetPromptLayersRequest>(deps, {
+    'agent_config.set_prompt_layers': setter(deps, AgentConfigSetPromptLayersRequest, {
       derive: (config, body) => ({ ...config, prompt_layers: body.layers }),
     }),
-    'agent_config.set_extra_system_blocks': setter<AgentConfigSetExtraSystemBlocksRequest>(deps, {
+    'agent_config.set_extra_system_blocks': setter(deps, AgentConfigSetExtraSystemBlocksRequest, {
       derive: (config, body) => ({ ...config, extra_system_blocks: body.blocks }),
     }),
-    'agent_config.set_llm_provider': setter(deps, installLlmProvider),
-    'agent_config.set_llm_params': setter<AgentConfigSetLLMParamsRequest>(deps, {
+    'agent_config.set_llm_provider': setter(deps, AgentConfigSetLLMProviderRequest, installLlmProvider),
+    'agent_config.set_llm_params': setter(deps, AgentConfigSetLLMParamsRequest, {
       derive: (config, body) => ({ ...config, llm_params: body.params }),
     }),
-    'agent_config.set_tool_exposure': setter<AgentConfigSetToolExposureRequest>(deps, {
+    'agent_config.set_tool_exposure': setter(deps, AgentConfigSetToolExposureRequest, {
       derive: (config, body) => ({ ...config, tool_exposure: body.exposure }),
     }),
-    'agent_config.add_mcp_connection': setter(deps, addConnection),
-    'agent_config.remove_mcp_connection': setter(deps, removeConnection),
-    'agent_config.set_mcp_discovery_origins': setter(deps, setDiscoveryOrigins),
-    'agent_config.set_oauth_provider': setter(deps, installOAuthProvider),
-    'agent_config.remove_oauth_provider': setter(deps, uninstallOAuthProvider),
-    'agent_config.register_oauth_mcp_capability': setter<AgentConfigRegisterOAuthMCPCapabilityRequest>(deps, {
+    'agent_config.add_mcp_connection': setter(deps, AgentConfigAddMCPConnectionRequest, addConnection),
+    'agent_config.remove_mcp_connection': setter(deps, AgentConfigRemoveMCPConnectionRequest, removeConnection),
+    'agent_config.set_mcp_discovery_origins': setter(
+      deps,
+      AgentConfigSetMCPDiscoveryOriginsRequest,
+      setDiscoveryOrigins,
+    ),
+    'agent_config.set_oauth_provider': setter(deps, AgentConfigSetOAuthProviderRequest, installOAuthProvider),
+    'agent_config.remove_oauth_provider': setter(deps, AgentConfigRemoveOAuthProviderRequest, uninstallOAuthProvider),
+    'agent_config.register_oauth_mcp_capability': setter(deps, AgentConfigRegisterOAuthMCPCapabilityRequest, {
       derive: (config, body) => registerOAuthMcpCapability(config, body.capability),
     }),
-    'agent_config.remove_oauth_mcp_capability': setter<AgentConfigRemoveOAuthMCPCapabilityRequest>(deps, {
+    'agent_config.remove_oauth_mcp_capability': setter(deps, AgentConfigRemoveOAuthMCPCapabilityRequest, {
       derive: (config, body) => removeOAuthMcpCapability(config, body.server_id, body.provider_name),
     }),
   };

@@ -13,6 +13,7 @@ import type {
   VerifiedIdentity,
 } from '@ars/contracts';
 import type { EventPublisher, RpcHandler } from '@ars/bus';
+import { typedMethod } from '@ars/service-kit';
 import { isInvalidCursorError } from '@ars/store';
 import { diffConfigs } from '../domain/config-diff.ts';
 import type { Lineage, RevisionRecord, RevisionRepository } from '../store/revision.repository.ts';
@@ -34,6 +35,17 @@ export interface RevisionTier {
   readonly beforeWrite: (caller: VerifiedIdentity, agentId: string, config?: AgentConfigContent) => Promise<void>;
   /** After a set_revision (the admin tier reinstates a retired agent here). */
   readonly afterSetRevision?: (caller: VerifiedIdentity, record: RevisionRecord) => Promise<void>;
+  /** The tier's request schemas from the registry (every tier's are made by the same factories). */
+  readonly requests: RevisionTierRequests;
+}
+
+/** The request schema of each revision method of a tier, by the method suffix. */
+export interface RevisionTierRequests {
+  readonly set_revision: typeof AgentConfigSetRevisionRequest;
+  readonly get: typeof AgentConfigGetRequest;
+  readonly list_revisions: typeof AgentConfigListRevisionsRequest;
+  readonly diff: typeof AgentConfigDiffRequest;
+  readonly rollback: typeof AgentConfigRollbackRequest;
 }
 
 /** A stored revision as the wire shows it. */
@@ -71,8 +83,7 @@ async function mustGet(tier: RevisionTier, lineage: Lineage, revisionId: string 
  * event before the revision). A stale `parent_revision_id` is 409 `conflict`.
  */
 function setRevision(tier: RevisionTier): RpcHandler {
-  return async ({ method, identity, body }) => {
-    const request = body as AgentConfigSetRevisionRequest;
+  return typedMethod(tier.requests.set_revision, async ({ method, identity, body: request }) => {
     const caller = tier.admit(method, identity, request);
     await tier.beforeWrite(caller, request.agent_id, request.config);
     const record = await writeWhole(tier.repository, tier.publisher, {
@@ -84,24 +95,22 @@ function setRevision(tier: RevisionTier): RpcHandler {
     });
     await tier.afterSetRevision?.(caller, record);
     return { revision: toRevisionView(record) };
-  };
+  });
 }
 
 /** get: the head, or the revision named; another tenant's (or user's) is `not_found` as a missing one. */
 function getRevision(tier: RevisionTier): RpcHandler {
-  return async ({ method, identity, body }) => {
-    const request = body as AgentConfigGetRequest;
+  return typedMethod(tier.requests.get, async ({ method, identity, body: request }) => {
     const caller = tier.admit(method, identity, request);
     return {
       revision: toRevisionView(await mustGet(tier, tier.lineage(caller, request.agent_id), request.revision_id)),
     };
-  };
+  });
 }
 
 /** list_revisions: newest first, `limit` per page, `head` marking the current one; an unknown lineage lists nothing. */
 function listRevisions(tier: RevisionTier): RpcHandler {
-  return async ({ method, identity, body }) => {
-    const request = body as AgentConfigListRevisionsRequest;
+  return typedMethod(tier.requests.list_revisions, async ({ method, identity, body: request }) => {
     const caller = tier.admit(method, identity, request);
     const lineage = tier.lineage(caller, request.agent_id);
     try {
@@ -117,26 +126,28 @@ function listRevisions(tier: RevisionTier): RpcHandler {
       if (isInvalidCursorError(error)) throw new ServiceError('invalid_request', 'cursor: not a cursor of this list');
       throw error;
     }
-  };
+  });
 }
 
 /** diff: the structural diff from `from_revision_id` to `to_revision_id` (default the head). */
 function diffRevisions(tier: RevisionTier): RpcHandler {
-  return async ({ method, identity, body }): Promise<AgentConfigDiffResponse> => {
-    const request = body as AgentConfigDiffRequest;
-    const caller = tier.admit(method, identity, request);
-    const lineage = tier.lineage(caller, request.agent_id);
-    const [from, to] = await Promise.all([
-      mustGet(tier, lineage, request.from_revision_id),
-      mustGet(tier, lineage, request.to_revision_id),
-    ]);
-    return {
-      agent_id: request.agent_id,
-      from_revision_id: from.revision_id,
-      to_revision_id: to.revision_id,
-      changes: diffConfigs(from.config, to.config),
-    };
-  };
+  return typedMethod(
+    tier.requests.diff,
+    async ({ method, identity, body: request }): Promise<AgentConfigDiffResponse> => {
+      const caller = tier.admit(method, identity, request);
+      const lineage = tier.lineage(caller, request.agent_id);
+      const [from, to] = await Promise.all([
+        mustGet(tier, lineage, request.from_revision_id),
+        mustGet(tier, lineage, request.to_revision_id),
+      ]);
+      return {
+        agent_id: request.agent_id,
+        from_revision_id: from.revision_id,
+        to_revision_id: to.revision_id,
+        changes: diffConfigs(from.config, to.config),
+      };
+    },
+  );
 }
 
 /**
@@ -146,8 +157,7 @@ function diffRevisions(tier: RevisionTier): RpcHandler {
  * `FromRevisionID` the earlier revision its content was restored from.
  */
 function rollback(tier: RevisionTier): RpcHandler {
-  return async ({ method, identity, body }) => {
-    const request = body as AgentConfigRollbackRequest;
+  return typedMethod(tier.requests.rollback, async ({ method, identity, body: request }) => {
     const caller = tier.admit(method, identity, request);
     const lineage = tier.lineage(caller, request.agent_id);
     const target = await mustGet(tier, lineage, request.to_revision_id);
@@ -174,7 +184,7 @@ function rollback(tier: RevisionTier): RpcHandler {
       },
     });
     return { revision: toRevisionView(record) };
-  };
+  });
 }
 
 /** The five revision handlers of a tier, by the method suffix (`get`, `set_revision`, …). */

@@ -1,13 +1,12 @@
+import { AgentConfigSessionSetSourceDisablesRequest, AgentConfigSessionSetUserPromptRequest } from '@ars/contracts';
 import type {
-  AgentConfigSessionSetSourceDisablesRequest,
   AgentConfigSessionSetSourceDisablesResponse,
-  AgentConfigSessionSetUserPromptRequest,
   AgentConfigSessionSetUserPromptResponse,
   IdentityScope,
   VerifiedIdentity,
 } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
-import { refuseWriteIfErased, requireOwnIdentity } from '@ars/service-kit';
+import { refuseWriteIfErased, requireOwnIdentity, typedMethod } from '@ars/service-kit';
 import type { ErasedSessionMarkers } from '@ars/service-kit';
 import type { SessionKey, SessionSettingsRepository } from '../store/session-settings.repository.ts';
 import { refuseIfRetired } from './agent-state.ts';
@@ -48,33 +47,37 @@ export function createSessionSettingsHandlers(deps: SessionSettingsDeps): Record
 
   return {
     /** `agent_config.session.set_user_prompt`: the session's user prompt layer; `''` clears it. */
-    'agent_config.session.set_user_prompt': async ({ method, identity, body }) => {
-      const request = body as AgentConfigSessionSetUserPromptRequest;
-      const key = await keyOf(method, identity, request);
-      const stored = await deps.sessionSettings.setUserPrompt(key, request.prompt);
-      await refuseIfErased(method, key);
-      const response: AgentConfigSessionSetUserPromptResponse = {
-        session_id: stored.session,
-        ...(stored.agent_id === undefined ? {} : { agent_id: stored.agent_id }),
-        prompt: stored.user_prompt ?? '',
-        updated_at: stored.updated_at,
-      };
-      return response;
-    },
+    'agent_config.session.set_user_prompt': typedMethod(
+      AgentConfigSessionSetUserPromptRequest,
+      async ({ method, identity, body: request }) => {
+        const key = await keyOf(method, identity, request);
+        const stored = await deps.sessionSettings.setUserPrompt(key, request.prompt);
+        await refuseIfErased(method, key);
+        const response: AgentConfigSessionSetUserPromptResponse = {
+          session_id: stored.session,
+          ...(stored.agent_id === undefined ? {} : { agent_id: stored.agent_id }),
+          prompt: stored.user_prompt ?? '',
+          updated_at: stored.updated_at,
+        };
+        return response;
+      },
+    ),
     /** `agent_config.session.set_source_disables`: the tool sources disabled in the session; `[]` re-enables all. */
-    'agent_config.session.set_source_disables': async ({ method, identity, body }) => {
-      const request = body as AgentConfigSessionSetSourceDisablesRequest;
-      const sources = [...new Set(request.sources)];
-      const key = await keyOf(method, identity, request);
-      const stored = await deps.sessionSettings.setSourceDisables(key, sources);
-      await refuseIfErased(method, key);
-      const response: AgentConfigSessionSetSourceDisablesResponse = {
-        session_id: stored.session,
-        ...(stored.agent_id === undefined ? {} : { agent_id: stored.agent_id }),
-        sources: stored.source_disables ?? [],
-        updated_at: stored.updated_at,
-      };
-      return response;
-    },
+    'agent_config.session.set_source_disables': typedMethod(
+      AgentConfigSessionSetSourceDisablesRequest,
+      async ({ method, identity, body: request }) => {
+        const sources = [...new Set(request.sources)];
+        const key = await keyOf(method, identity, request);
+        const stored = await deps.sessionSettings.setSourceDisables(key, sources);
+        await refuseIfErased(method, key);
+        const response: AgentConfigSessionSetSourceDisablesResponse = {
+          session_id: stored.session,
+          ...(stored.agent_id === undefined ? {} : { agent_id: stored.agent_id }),
+          sources: stored.source_disables ?? [],
+          updated_at: stored.updated_at,
+        };
+        return response;
+      },
+    ),
   };
 }

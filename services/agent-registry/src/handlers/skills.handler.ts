@@ -1,16 +1,21 @@
-import { ServiceError } from '@ars/contracts';
-import type {
+import type { z } from 'zod';
+import {
+  AgentConfigSessionSkillsDeleteRequest,
+  AgentConfigSessionSkillsListRequest,
+  AgentConfigSessionSkillsUpsertRequest,
   AgentConfigSkillsDeleteRequest,
   AgentConfigSkillsListRequest,
   AgentConfigSkillsUpsertRequest,
-  IdentityScope,
-  SkillView,
-  VerifiedIdentity,
+  AgentConfigUserSkillsDeleteRequest,
+  AgentConfigUserSkillsListRequest,
+  AgentConfigUserSkillsUpsertRequest,
+  ServiceError,
 } from '@ars/contracts';
+import type { IdentityScope, SkillView, VerifiedIdentity } from '@ars/contracts';
 import { scrubString } from '@ars/bus';
 import type { EventPublisher, RpcHandler } from '@ars/bus';
 import { isInvalidCursorError } from '@ars/store';
-import { refuseWriteIfErased, requireAdmin } from '@ars/service-kit';
+import { refuseWriteIfErased, requireAdmin, typedMethod } from '@ars/service-kit';
 import type { ErasedSessionMarkers } from '@ars/service-kit';
 import { contradictedComponent } from '../domain/authority.ts';
 import { MANUAL_ORIGIN, PROPOSED_ORIGIN, decideUpsert, skillContentHash } from '../domain/skills.ts';
@@ -38,6 +43,12 @@ interface SkillTier {
   /** Extra gate after the identity check (the admin claim for the admin tier). */
   readonly gate?: (method: string, caller: VerifiedIdentity) => void;
   readonly owner: (caller: VerifiedIdentity, body: SkillBody) => SkillOwner;
+  /** The tier's request schemas from the registry (the admin tier's add `agent_id`). */
+  readonly requests: {
+    readonly upsert: z.ZodType<AgentConfigSkillsUpsertRequest>;
+    readonly list: z.ZodType<AgentConfigSkillsListRequest>;
+    readonly delete: z.ZodType<AgentConfigSkillsDeleteRequest>;
+  };
 }
 
 const ADMIN_TIER: SkillTier = {
@@ -46,10 +57,27 @@ const ADMIN_TIER: SkillTier = {
     body.agent_id === undefined
       ? { tenant: caller.tenant, scope: 'tenant' }
       : { tenant: caller.tenant, scope: 'agent', agent_id: body.agent_id },
+  requests: {
+    upsert: AgentConfigSkillsUpsertRequest,
+    list: AgentConfigSkillsListRequest,
+    delete: AgentConfigSkillsDeleteRequest,
+  },
 };
-const USER_TIER: SkillTier = { owner: (caller) => ({ tenant: caller.tenant, scope: 'user', user: caller.user }) };
+const USER_TIER: SkillTier = {
+  owner: (caller) => ({ tenant: caller.tenant, scope: 'user', user: caller.user }),
+  requests: {
+    upsert: AgentConfigUserSkillsUpsertRequest,
+    list: AgentConfigUserSkillsListRequest,
+    delete: AgentConfigUserSkillsDeleteRequest,
+  },
+};
 const SESSION_TIER: SkillTier = {
   owner: (caller) => ({ tenant: caller.tenant, scope: 'session', user: caller.user, session: caller.session }),
+  requests: {
+    upsert: AgentConfigSessionSkillsUpsertRequest,
+    list: AgentConfigSessionSkillsListRequest,
+    delete: AgentConfigSessionSkillsDeleteRequest,
+  },
 };
 
 /** A stored skill as the wire shows it. */
@@ -193,8 +221,7 @@ async function store(
  * `skill.pack_overwrite_refused` and is 409 `conflict`.
  */
 function upsert(deps: SkillHandlerDeps, tier: SkillTier): RpcHandler {
-  return async ({ method, identity, body }) => {
-    const request = body as AgentConfigSkillsUpsertRequest;
+  return typedMethod(tier.requests.upsert, async ({ method, identity, body: request }) => {
     const owner = await admit(deps, tier, method, identity, request);
     if (owner.agent_id !== undefined) await refuseIfRetired(deps, owner.tenant, owner.agent_id, method);
     const { record, idempotent, promotion } = await store(deps, identity, request, owner);
@@ -216,13 +243,12 @@ function upsert(deps: SkillHandlerDeps, tier: SkillTier): RpcHandler {
         await publishProposed(deps, identity, request, owner, { result: 'promoted', origin: record.origin });
     }
     return { skill: toSkillView(record), idempotent };
-  };
+  });
 }
 
 /** skills.list: the owner's skills by name, proposals included. */
 function list(deps: SkillHandlerDeps, tier: SkillTier): RpcHandler {
-  return async ({ method, identity, body }) => {
-    const request = body as AgentConfigSkillsListRequest;
+  return typedMethod(tier.requests.list, async ({ method, identity, body: request }) => {
     const owner = await admit(deps, tier, method, identity, request);
     try {
       const page = await deps.skills.list(owner, { limit: request.limit, after: request.cursor });
@@ -234,19 +260,18 @@ function list(deps: SkillHandlerDeps, tier: SkillTier): RpcHandler {
       if (isInvalidCursorError(error)) throw new ServiceError('invalid_request', 'cursor: not a cursor of this list');
       throw error;
     }
-  };
+  });
 }
 
 /** skills.delete: `deleted` false when there was nothing; `skill.deleted` only when something went. */
 function remove(deps: SkillHandlerDeps, tier: SkillTier): RpcHandler {
-  return async ({ method, identity, body }) => {
-    const request = body as AgentConfigSkillsDeleteRequest;
+  return typedMethod(tier.requests.delete, async ({ method, identity, body: request }) => {
     const owner = await admit(deps, tier, method, identity, request);
     const deleted = await deps.skills.delete(owner, request.name);
     await refuseIfSessionErased(deps, owner, method);
     if (deleted) await skillEvent(deps, identity, request, 'skill.deleted', { Name: request.name });
     return { name: request.name, deleted };
-  };
+  });
 }
 
 /**

@@ -1,4 +1,11 @@
-import { ServiceError } from '@ars/contracts';
+import {
+  AgentConfigUserDiffRequest,
+  AgentConfigUserGetRequest,
+  AgentConfigUserListRevisionsRequest,
+  AgentConfigUserRollbackRequest,
+  AgentConfigUserSetRevisionRequest,
+  ServiceError,
+} from '@ars/contracts';
 import type { EventPublisher, RpcHandler } from '@ars/bus';
 import { requireOwnIdentity } from '@ars/service-kit';
 import { requireVariantClaim } from '../domain/authority.ts';
@@ -35,6 +42,13 @@ export function createUserVariantHandlers(deps: UserVariantDeps): Record<string,
       return identity;
     },
     lineage: (caller, agentId) => ({ tenant: caller.tenant, user: caller.user, agent_id: agentId }),
+    requests: {
+      set_revision: AgentConfigUserSetRevisionRequest,
+      get: AgentConfigUserGetRequest,
+      list_revisions: AgentConfigUserListRevisionsRequest,
+      diff: AgentConfigUserDiffRequest,
+      rollback: AgentConfigUserRollbackRequest,
+    },
     beforeWrite: async (caller, agentId, config) => {
       if (config !== undefined) checkVariantMembers(config);
       await refuseIfRetired(deps, caller.tenant, agentId, 'a per-user variant write');

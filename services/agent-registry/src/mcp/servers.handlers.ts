@@ -1,24 +1,33 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { isServiceError, PROTOCOL_VERSION, ServiceError } from '@ars/contracts';
+import {
+  isServiceError,
+  MCPServerBindingsListRequest,
+  MCPServerGetRequest,
+  MCPServerHealthRequest,
+  MCPServerPolicyRequest,
+  MCPServerProbeRequest,
+  MCPServerPromptsRequest,
+  MCPServerRefreshDiscoveryRequest,
+  MCPServerResourcesRequest,
+  MCPServersListRequest,
+  PROTOCOL_VERSION,
+  ReadMCPResourceRequest,
+  ServiceError,
+} from '@ars/contracts';
 import type {
   MCPServerBindingsListResponse,
-  MCPServerGetRequest,
   MCPServerHealthResponse,
   MCPServerPolicyResponse,
   MCPServerProbeResponse,
-  MCPServerPromptsRequest,
   MCPServerPromptsResponse,
   MCPServerRefreshDiscoveryResponse,
-  MCPServerResourcesRequest,
   MCPServerResourcesResponse,
-  MCPServersListRequest,
   MCPServersListResponse,
-  ReadMCPResourceRequest,
   ReadMCPResourceResponse,
   VerifiedIdentity,
 } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
-import { reconcileIdentity } from '@ars/service-kit';
+import { reconcileIdentity, typedMethod } from '@ars/service-kit';
 import type { AgentLookup } from '../handlers/agent-state.ts';
 import type { ServerConnection } from './connection.ts';
 import type { ConnectionPool } from './pool.ts';
@@ -41,8 +50,6 @@ export interface ServerHandlerDeps {
   /** Bounds one MCP request made for a public method, in ms. */
   readonly requestTimeoutMs: number;
 }
-
-type Body = { readonly identity: { readonly run?: string | undefined } };
 
 const versioned = <T extends object>(result: T) => ({ ...result, protocol_version: PROTOCOL_VERSION });
 
@@ -82,140 +89,158 @@ export function createMcpServerHandlers(deps: ServerHandlerDeps): Record<string,
     });
   }
 
-  const handlers: Record<string, (verified: VerifiedIdentity, body: never) => Promise<unknown>> = {
-    'mcp.servers.list': async (verified, body: MCPServersListRequest): Promise<MCPServersListResponse> => {
-      const tenant = reconcileIdentity('mcp.servers.list', verified, body.identity).tenant;
-      const filter = body.filter;
-      const text = filter?.text?.toLowerCase();
-      const records = (await serversOfTenant(lookup, tenant))
-        .map((located) => serverRecord(located, pool.find(tenant, located.agent.agent_id, located.spec)))
-        .filter((r) => filter?.agent_id === undefined || r.agent_id === filter.agent_id)
-        .filter((r) => filter?.state === undefined || r.state === filter.state)
-        .filter((r) => filter?.transport === undefined || r.transport === filter.transport)
-        .filter((r) => text === undefined || `${r.server_id} ${r.url ?? ''}`.toLowerCase().includes(text));
-      return versioned(offsetPage('mcp.servers.list', records, body.cursor, body.limit));
-    },
-    'mcp.servers.get': async (verified, body: MCPServerGetRequest) => {
+  const handlers: Record<string, RpcHandler> = {
+    'mcp.servers.list': typedMethod(
+      MCPServersListRequest,
+      async ({ identity: verified, body }): Promise<MCPServersListResponse> => {
+        const tenant = reconcileIdentity('mcp.servers.list', verified, body.identity).tenant;
+        const filter = body.filter;
+        const text = filter?.text?.toLowerCase();
+        const records = (await serversOfTenant(lookup, tenant))
+          .map((located) => serverRecord(located, pool.find(tenant, located.agent.agent_id, located.spec)))
+          .filter((r) => filter?.agent_id === undefined || r.agent_id === filter.agent_id)
+          .filter((r) => filter?.state === undefined || r.state === filter.state)
+          .filter((r) => filter?.transport === undefined || r.transport === filter.transport)
+          .filter((r) => text === undefined || `${r.server_id} ${r.url ?? ''}`.toLowerCase().includes(text));
+        return versioned(offsetPage('mcp.servers.list', records, body.cursor, body.limit));
+      },
+    ),
+    'mcp.servers.get': typedMethod(MCPServerGetRequest, async ({ identity: verified, body }) => {
       const { tenant, located } = await target('mcp.servers.get', verified, body);
       return versioned({ server: serverRecord(located, pool.find(tenant, located.agent.agent_id, located.spec)) });
-    },
-    'mcp.servers.health': async (verified, body: MCPServerGetRequest): Promise<MCPServerHealthResponse> => {
-      const { tenant, located } = await target('mcp.servers.health', verified, body);
-      const connection = connect(tenant, verified, located);
-      const checked = { server_id: body.server_id, checked_at: new Date().toISOString() };
-      try {
-        const latency = await connection.ping(deps.requestTimeoutMs);
-        return versioned({ ...checked, health: 'ok', latency_ms: latency });
-      } catch (error) {
-        // Connected but not answering the probe: degraded; not connected at all: down.
-        const health = connection.state === 'connected' ? 'degraded' : 'down';
-        return versioned({ ...checked, health, error: connection.health().last_error ?? errorText(error) });
-      }
-    },
-    'mcp.servers.probe': async (verified, body: MCPServerGetRequest): Promise<MCPServerProbeResponse> => {
-      const { tenant, located } = await target('mcp.servers.probe', verified, body);
-      const connection = connect(tenant, verified, located);
-      const started = performance.now();
-      try {
-        await connection.refresh({ force: true });
-        const latency = performance.now() - started;
+    }),
+    'mcp.servers.health': typedMethod(
+      MCPServerHealthRequest,
+      async ({ identity: verified, body }): Promise<MCPServerHealthResponse> => {
+        const { tenant, located } = await target('mcp.servers.health', verified, body);
+        const connection = connect(tenant, verified, located);
+        const checked = { server_id: body.server_id, checked_at: new Date().toISOString() };
+        try {
+          const latency = await connection.ping(deps.requestTimeoutMs);
+          return versioned({ ...checked, health: 'ok', latency_ms: latency });
+        } catch (error) {
+          // Connected but not answering the probe: degraded; not connected at all: down.
+          const health = connection.state === 'connected' ? 'degraded' : 'down';
+          return versioned({ ...checked, health, error: connection.health().last_error ?? errorText(error) });
+        }
+      },
+    ),
+    'mcp.servers.probe': typedMethod(
+      MCPServerProbeRequest,
+      async ({ identity: verified, body }): Promise<MCPServerProbeResponse> => {
+        const { tenant, located } = await target('mcp.servers.probe', verified, body);
+        const connection = connect(tenant, verified, located);
+        const started = performance.now();
+        try {
+          await connection.refresh({ force: true });
+          const latency = performance.now() - started;
+          return versioned({
+            server_id: body.server_id,
+            ok: true,
+            latency_ms: latency,
+            tools: connection.tools.map((t) => t.name),
+          });
+        } catch (error) {
+          const latency = performance.now() - started;
+          const message = connection.health().last_error ?? errorText(error);
+          return versioned({ server_id: body.server_id, ok: false, latency_ms: latency, error: message });
+        }
+      },
+    ),
+    'mcp.servers.refresh_discovery': typedMethod(
+      MCPServerRefreshDiscoveryRequest,
+      async ({ identity: verified, body }): Promise<MCPServerRefreshDiscoveryResponse> => {
+        const { tenant, located } = await target('mcp.servers.refresh_discovery', verified, body);
+        const connection = connect(tenant, verified, located);
+        await connection.refresh().catch((error: unknown) => {
+          throw readFailure(body.server_id, error);
+        });
         return versioned({
           server_id: body.server_id,
-          ok: true,
-          latency_ms: latency,
           tools: connection.tools.map((t) => t.name),
+          prompt_count: connection.prompts.length,
+          resource_count: connection.resources.length,
+          refreshed_at: connection.discoveredAt ?? new Date().toISOString(),
         });
-      } catch (error) {
-        const latency = performance.now() - started;
-        const message = connection.health().last_error ?? errorText(error);
-        return versioned({ server_id: body.server_id, ok: false, latency_ms: latency, error: message });
-      }
-    },
-    'mcp.servers.refresh_discovery': async (
-      verified,
-      body: MCPServerGetRequest,
-    ): Promise<MCPServerRefreshDiscoveryResponse> => {
-      const { tenant, located } = await target('mcp.servers.refresh_discovery', verified, body);
-      const connection = connect(tenant, verified, located);
-      await connection.refresh().catch((error: unknown) => {
-        throw readFailure(body.server_id, error);
-      });
-      return versioned({
-        server_id: body.server_id,
-        tools: connection.tools.map((t) => t.name),
-        prompt_count: connection.prompts.length,
-        resource_count: connection.resources.length,
-        refreshed_at: connection.discoveredAt ?? new Date().toISOString(),
-      });
-    },
-    'mcp.servers.prompts': async (verified, body: MCPServerPromptsRequest): Promise<MCPServerPromptsResponse> => {
-      const { tenant, located } = await target('mcp.servers.prompts', verified, body);
-      const connection = connect(tenant, verified, located);
-      await connection.ready().catch((error: unknown) => {
-        throw readFailure(body.server_id, error);
-      });
-      const prompts = connection.prompts.map((p) => ({
-        name: p.name,
-        ...(p.description === undefined ? {} : { description: p.description }),
-        ...(p.arguments === undefined ? {} : { arguments: p.arguments as Record<string, unknown>[] }),
-      }));
-      const page = offsetPage('mcp.servers.prompts', prompts, body.cursor, DISCOVERY_PAGE_SIZE);
-      return versioned({ server_id: body.server_id, ...page });
-    },
-    'mcp.servers.resources': async (verified, body: MCPServerResourcesRequest): Promise<MCPServerResourcesResponse> => {
-      const { tenant, located } = await target('mcp.servers.resources', verified, body);
-      const connection = connect(tenant, verified, located);
-      await connection.ready().catch((error: unknown) => {
-        throw readFailure(body.server_id, error);
-      });
-      const resources = connection.resources.map((r) => ({
-        uri: r.uri,
-        name: r.name,
-        ...(r.mimeType === undefined ? {} : { mime_type: r.mimeType }),
-        ...(r.description === undefined ? {} : { description: r.description }),
-      }));
-      const page = offsetPage('mcp.servers.resources', resources, body.cursor, DISCOVERY_PAGE_SIZE);
-      return versioned({ server_id: body.server_id, ...page });
-    },
-    'mcp.servers.read_resource': async (verified, body: ReadMCPResourceRequest): Promise<ReadMCPResourceResponse> => {
-      const { tenant, located } = await target('mcp.servers.read_resource', verified, body);
-      const run = (body as Body).identity.run ?? '';
-      const connection = connect(tenant, verified, located, run);
-      const reader = { tenant, user: verified.user, session: verified.session, run };
-      const result = await connection.readResource(body.uri, reader, deps.requestTimeoutMs).catch((error: unknown) => {
-        throw readFailure(body.server_id, error);
-      });
-      const contents = result.contents.map((c) => ({
-        uri: c.uri,
-        ...(c.mimeType === undefined ? {} : { mime_type: c.mimeType }),
-        ...('text' in c && typeof c.text === 'string' ? { text: c.text } : {}),
-        ...('blob' in c && typeof c.blob === 'string' ? { blob_base64: c.blob } : {}),
-      }));
-      return versioned({ uri: body.uri, contents });
-    },
-    'mcp.servers.policy': async (verified, body: MCPServerGetRequest): Promise<MCPServerPolicyResponse> => {
-      const { located } = await target('mcp.servers.policy', verified, body);
-      const policy = located.spec.approval_policy;
-      return versioned({
-        server_id: body.server_id,
-        raw_html_trusted: false,
-        ...(policy === undefined ? {} : { approval_policy: policy }),
-      });
-    },
-    'mcp.servers.bindings.list': async (
-      verified,
-      body: { identity: Body['identity'] },
-    ): Promise<MCPServerBindingsListResponse> => {
-      reconcileIdentity('mcp.servers.bindings.list', verified, body.identity);
-      // No OAuth bindings exist yet: an empty page is the truth, not a placeholder.
-      return versioned({ items: [] });
-    },
+      },
+    ),
+    'mcp.servers.prompts': typedMethod(
+      MCPServerPromptsRequest,
+      async ({ identity: verified, body }): Promise<MCPServerPromptsResponse> => {
+        const { tenant, located } = await target('mcp.servers.prompts', verified, body);
+        const connection = connect(tenant, verified, located);
+        await connection.ready().catch((error: unknown) => {
+          throw readFailure(body.server_id, error);
+        });
+        const prompts = connection.prompts.map((p) => ({
+          name: p.name,
+          ...(p.description === undefined ? {} : { description: p.description }),
+          ...(p.arguments === undefined ? {} : { arguments: p.arguments as Record<string, unknown>[] }),
+        }));
+        const page = offsetPage('mcp.servers.prompts', prompts, body.cursor, DISCOVERY_PAGE_SIZE);
+        return versioned({ server_id: body.server_id, ...page });
+      },
+    ),
+    'mcp.servers.resources': typedMethod(
+      MCPServerResourcesRequest,
+      async ({ identity: verified, body }): Promise<MCPServerResourcesResponse> => {
+        const { tenant, located } = await target('mcp.servers.resources', verified, body);
+        const connection = connect(tenant, verified, located);
+        await connection.ready().catch((error: unknown) => {
+          throw readFailure(body.server_id, error);
+        });
+        const resources = connection.resources.map((r) => ({
+          uri: r.uri,
+          name: r.name,
+          ...(r.mimeType === undefined ? {} : { mime_type: r.mimeType }),
+          ...(r.description === undefined ? {} : { description: r.description }),
+        }));
+        const page = offsetPage('mcp.servers.resources', resources, body.cursor, DISCOVERY_PAGE_SIZE);
+        return versioned({ server_id: body.server_id, ...page });
+      },
+    ),
+    'mcp.servers.read_resource': typedMethod(
+      ReadMCPResourceRequest,
+      async ({ identity: verified, body }): Promise<ReadMCPResourceResponse> => {
+        const { tenant, located } = await target('mcp.servers.read_resource', verified, body);
+        const run = body.identity.run ?? '';
+        const connection = connect(tenant, verified, located, run);
+        const reader = { tenant, user: verified.user, session: verified.session, run };
+        const result = await connection
+          .readResource(body.uri, reader, deps.requestTimeoutMs)
+          .catch((error: unknown) => {
+            throw readFailure(body.server_id, error);
+          });
+        const contents = result.contents.map((c) => ({
+          uri: c.uri,
+          ...(c.mimeType === undefined ? {} : { mime_type: c.mimeType }),
+          ...('text' in c && typeof c.text === 'string' ? { text: c.text } : {}),
+          ...('blob' in c && typeof c.blob === 'string' ? { blob_base64: c.blob } : {}),
+        }));
+        return versioned({ uri: body.uri, contents });
+      },
+    ),
+    'mcp.servers.policy': typedMethod(
+      MCPServerPolicyRequest,
+      async ({ identity: verified, body }): Promise<MCPServerPolicyResponse> => {
+        const { located } = await target('mcp.servers.policy', verified, body);
+        const policy = located.spec.approval_policy;
+        return versioned({
+          server_id: body.server_id,
+          raw_html_trusted: false,
+          ...(policy === undefined ? {} : { approval_policy: policy }),
+        });
+      },
+    ),
+    'mcp.servers.bindings.list': typedMethod(
+      MCPServerBindingsListRequest,
+      async ({ identity: verified, body }): Promise<MCPServerBindingsListResponse> => {
+        reconcileIdentity('mcp.servers.bindings.list', verified, body.identity);
+        // No OAuth bindings exist yet: an empty page is the truth, not a placeholder.
+        return versioned({ items: [] });
+      },
+    ),
   };
 
-  return Object.fromEntries(
-    Object.entries(handlers).map(([method, handle]) => [
-      method,
-      ({ identity, body }) => handle(identity, body as never),
-    ]),
-  ) as Record<string, RpcHandler>;
+  return handlers;
 }

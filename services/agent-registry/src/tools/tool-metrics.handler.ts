@@ -1,7 +1,7 @@
-import { isServiceError, ServiceError } from '@ars/contracts';
-import type { ToolContentStatsRequest, ToolMetricsRequest, VerifiedIdentity } from '@ars/contracts';
+import { isServiceError, ServiceError, ToolMetricsRequest, ToolContentStatsRequest } from '@ars/contracts';
+import type { VerifiedIdentity } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
-import { reconcileIdentity } from '@ars/service-kit';
+import { reconcileIdentity, typedMethod } from '@ars/service-kit';
 import type { CallMetricsRepository, MinuteWindow } from './call-metrics.repository.ts';
 import { findTool } from './catalogue.ts';
 import { contentStatsEntry, emptyTotals, metricsEntry, sumByTool } from './tool-metrics.ts';
@@ -66,15 +66,13 @@ const windowEcho = (body: StatsRequest) => ({
 /** tools.metrics and tools.content_stats, computed from the calls `_tools.record_calls` recorded. */
 export function createToolMetricsHandlers(deps: ToolMetricsDeps): Record<string, RpcHandler> {
   return {
-    'tools.metrics': async ({ method, identity, body }) => {
-      const request = body as ToolMetricsRequest;
+    'tools.metrics': typedMethod(ToolMetricsRequest, async ({ method, identity, body: request }) => {
       const totals = await totalsOf(deps, method, identity, request);
       return { ...windowEcho(request), items: totals.map(metricsEntry) };
-    },
-    'tools.content_stats': async ({ method, identity, body }) => {
-      const request = body as ToolContentStatsRequest;
+    }),
+    'tools.content_stats': typedMethod(ToolContentStatsRequest, async ({ method, identity, body: request }) => {
       const totals = await totalsOf(deps, method, identity, request);
       return { ...windowEcho(request), items: totals.map(contentStatsEntry) };
-    },
+    }),
   };
 }

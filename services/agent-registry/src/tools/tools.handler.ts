@@ -1,12 +1,7 @@
-import type {
-  ToolDescribeRequest,
-  ToolGetRequest,
-  ToolListRequest,
-  ToolSetApprovalPolicyRequest,
-  VerifiedIdentity,
-} from '@ars/contracts';
+import { ToolSetApprovalPolicyRequest, ToolListRequest, ToolGetRequest, ToolDescribeRequest } from '@ars/contracts';
+import type { VerifiedIdentity } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
-import { reconcileIdentity, requireAdmin } from '@ars/service-kit';
+import { reconcileIdentity, requireAdmin, typedMethod } from '@ars/service-kit';
 import type { ToolHost } from '../mcp/index.ts';
 import type { ApprovalPolicyRepository } from './approval-policy.repository.ts';
 import { buildCatalogue, findTool, manifestOf, matchesFilter, pageOfTools } from './catalogue.ts';
@@ -29,31 +24,28 @@ export async function loadCatalogue(deps: ToolCatalogueDeps, caller: VerifiedIde
 
 /** tools.list: the caller's tenant's tools by name, filtered and paged. */
 function list(deps: ToolCatalogueDeps): RpcHandler {
-  return async ({ method, identity, body }) => {
-    const request = body as ToolListRequest;
+  return typedMethod(ToolListRequest, async ({ method, identity, body: request }) => {
     reconcileIdentity(method, identity, request.identity);
     const catalogue = await loadCatalogue(deps, identity);
     const matching = catalogue.tools.filter((tool) => matchesFilter(tool, request.filter));
     return pageOfTools(matching, request.limit, request.cursor);
-  };
+  });
 }
 
 /** tools.get: one tool of the catalogue (404 `not_found` for an unknown name). */
 function get(deps: ToolCatalogueDeps): RpcHandler {
-  return async ({ method, identity, body }) => {
-    const request = body as ToolGetRequest;
+  return typedMethod(ToolGetRequest, async ({ method, identity, body: request }) => {
     reconcileIdentity(method, identity, request.identity);
     return findTool(await loadCatalogue(deps, identity), request.name);
-  };
+  });
 }
 
 /** tools.describe: one tool's full manifest. */
 function describe(deps: ToolCatalogueDeps): RpcHandler {
-  return async ({ method, identity, body }) => {
-    const request = body as ToolDescribeRequest;
+  return typedMethod(ToolDescribeRequest, async ({ method, identity, body: request }) => {
     reconcileIdentity(method, identity, request.identity);
     return manifestOf(findTool(await loadCatalogue(deps, identity), request.name));
-  };
+  });
 }
 
 /**
@@ -63,15 +55,14 @@ function describe(deps: ToolCatalogueDeps): RpcHandler {
  * event for it, so none is published.
  */
 function setApprovalPolicy(deps: ToolCatalogueDeps): RpcHandler {
-  return async ({ method, identity, body }) => {
-    const request = body as ToolSetApprovalPolicyRequest;
+  return typedMethod(ToolSetApprovalPolicyRequest, async ({ method, identity, body: request }) => {
     reconcileIdentity(method, identity, request.identity);
     requireAdmin(method, identity);
     const tool = findTool(await loadCatalogue(deps, identity), request.name);
     const setBy = { tenant: identity.tenant, user: identity.user, session: identity.session };
     await deps.policies.put(identity.tenant, tool.name, request.policy, setBy);
     return { tool: { ...tool, approval_policy: request.policy } };
-  };
+  });
 }
 
 /** tools.list, get, describe and set_approval_policy. */

@@ -1,11 +1,11 @@
 import { isAdmin } from '@ars/auth';
-import { PROTOCOL_VERSION, ServiceError } from '@ars/contracts';
-import type { ArtifactsDeleteRequest, ArtifactsDeleteResponse } from '@ars/contracts';
+import { PROTOCOL_VERSION, ServiceError, ArtifactsDeleteRequest } from '@ars/contracts';
+import type { ArtifactsDeleteResponse } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import type { ArtifactRecord } from '../domain/artifact.ts';
 import { publishAfterCommit } from './deps.ts';
 import type { ArtifactDeps } from './deps.ts';
-import { reconcileIdentity } from '@ars/service-kit';
+import { reconcileIdentity, typedMethod } from '@ars/service-kit';
 
 /**
  * Deletes bytes, then metadata: a failure in between leaves metadata whose
@@ -22,22 +22,24 @@ export async function eraseArtifact(deps: ArtifactDeps, record: ArtifactRecord):
  * answers `deleted: false`. Publishes `artifacts.deleted`.
  */
 export function createDeleteHandler(deps: ArtifactDeps): RpcHandler {
-  return async ({ identity: verified, body }): Promise<ArtifactsDeleteResponse> => {
-    const request = body as ArtifactsDeleteRequest;
-    const target = reconcileIdentity('artifacts.delete', verified, request.identity);
-    if (!isAdmin(verified.scopes)) {
-      throw new ServiceError('identity_scope_required', 'artifacts.delete needs the admin claim');
-    }
-    const record = await deps.artifacts.findById(request.artifact_id);
-    const deleted = record !== null && record.tenant === target.tenant && (await eraseArtifact(deps, record));
-    if (record !== null && deleted) {
-      deps.logger.info({ artifactId: record.artifact_id }, 'artifact deleted');
-      await publishAfterCommit(deps, {
-        type: 'artifacts.deleted',
-        identity: { tenant: record.tenant, user: record.user, session: record.session },
-        payload: { artifact_id: record.artifact_id },
-      });
-    }
-    return { artifact_id: request.artifact_id, deleted, protocol_version: PROTOCOL_VERSION };
-  };
+  return typedMethod(
+    ArtifactsDeleteRequest,
+    async ({ identity: verified, body: request }): Promise<ArtifactsDeleteResponse> => {
+      const target = reconcileIdentity('artifacts.delete', verified, request.identity);
+      if (!isAdmin(verified.scopes)) {
+        throw new ServiceError('identity_scope_required', 'artifacts.delete needs the admin claim');
+      }
+      const record = await deps.artifacts.findById(request.artifact_id);
+      const deleted = record !== null && record.tenant === target.tenant && (await eraseArtifact(deps, record));
+      if (record !== null && deleted) {
+        deps.logger.info({ artifactId: record.artifact_id }, 'artifact deleted');
+        await publishAfterCommit(deps, {
+          type: 'artifacts.deleted',
+          identity: { tenant: record.tenant, user: record.user, session: record.session },
+          payload: { artifact_id: record.artifact_id },
+        });
+      }
+      return { artifact_id: request.artifact_id, deleted, protocol_version: PROTOCOL_VERSION };
+    },
+  );
 }

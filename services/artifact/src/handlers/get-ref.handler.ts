@@ -1,8 +1,8 @@
-import { PROTOCOL_VERSION, ServiceError } from '@ars/contracts';
-import type { ArtifactsGetRefRequest, ArtifactsGetRefResponse } from '@ars/contracts';
+import { PROTOCOL_VERSION, ServiceError, ArtifactsGetRefRequest } from '@ars/contracts';
+import type { ArtifactsGetRefResponse } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import type { ArtifactDeps } from './deps.ts';
-import { reconcileIdentity } from '@ars/service-kit';
+import { reconcileIdentity, typedMethod } from '@ars/service-kit';
 import { readableArtifact } from './read-access.ts';
 
 /**
@@ -11,22 +11,24 @@ import { readableArtifact } from './read-access.ts';
  * identity gate); a driver that cannot presign answers 501 `presign_unsupported`.
  */
 export function createGetRefHandler(deps: ArtifactDeps): RpcHandler {
-  return async ({ identity: verified, body }): Promise<ArtifactsGetRefResponse> => {
-    const request = body as ArtifactsGetRefRequest;
-    const target = reconcileIdentity('artifacts.get_ref', verified, request.identity);
-    const record = await readableArtifact(deps, target, request.artifact_id);
-    if (deps.blobs.presign === undefined) {
-      throw new ServiceError(
-        'presign_unsupported',
-        `the ${deps.blobs.kind} blob driver cannot presign URLs; read the bytes with artifacts.get`,
-      );
-    }
-    const ref = await deps.blobs.presign(record.blob_key, request.expires_in_seconds);
-    return {
-      artifact_id: record.artifact_id,
-      url: ref.url,
-      expires_at: ref.expires_at,
-      protocol_version: PROTOCOL_VERSION,
-    };
-  };
+  return typedMethod(
+    ArtifactsGetRefRequest,
+    async ({ identity: verified, body: request }): Promise<ArtifactsGetRefResponse> => {
+      const target = reconcileIdentity('artifacts.get_ref', verified, request.identity);
+      const record = await readableArtifact(deps, target, request.artifact_id);
+      if (deps.blobs.presign === undefined) {
+        throw new ServiceError(
+          'presign_unsupported',
+          `the ${deps.blobs.kind} blob driver cannot presign URLs; read the bytes with artifacts.get`,
+        );
+      }
+      const ref = await deps.blobs.presign(record.blob_key, request.expires_in_seconds);
+      return {
+        artifact_id: record.artifact_id,
+        url: ref.url,
+        expires_at: ref.expires_at,
+        protocol_version: PROTOCOL_VERSION,
+      };
+    },
+  );
 }

@@ -1,10 +1,10 @@
 import { foldIsolationFilter } from '@ars/auth';
-import { PROTOCOL_VERSION } from '@ars/contracts';
-import type { ArtifactsListRequest, ArtifactsListResponse } from '@ars/contracts';
+import { PROTOCOL_VERSION, ArtifactsListRequest } from '@ars/contracts';
+import type { ArtifactsListResponse } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import { toMetadata } from '../domain/artifact.ts';
 import type { ArtifactDeps } from './deps.ts';
-import { reconcileIdentity } from '@ars/service-kit';
+import { reconcileIdentity, typedMethod } from '@ars/service-kit';
 
 /**
  * artifacts.list, folding rules exactly: the body identity's `user` is an
@@ -14,33 +14,35 @@ import { reconcileIdentity } from '@ars/service-kit';
  * claim (else 403 `scope_mismatch`); `filter.session` only narrows. Newest first.
  */
 export function createListHandler(deps: ArtifactDeps): RpcHandler {
-  return async ({ identity: verified, body }): Promise<ArtifactsListResponse> => {
-    const request = body as ArtifactsListRequest;
-    const target = reconcileIdentity('artifacts.list', verified, request.identity);
-    const scope = foldIsolationFilter({
-      verified,
-      tenant: target.tenant,
-      // The body's own user, not the backfilled one: its absence is what fans out.
-      user: request.identity.user,
-      session: request.filter?.session,
-    });
-    const filter = request.filter;
-    const page = await deps.artifacts.list({
-      tenant: scope.tenant,
-      user: scope.user,
-      session: scope.session,
-      namespace: filter?.namespace,
-      source: filter?.source,
-      mime_type: filter?.mime_type,
-      since: filter?.since,
-      until: filter?.until,
-      limit: request.limit,
-      cursor: request.cursor,
-    });
-    return {
-      items: page.items.map(toMetadata),
-      ...(page.next_cursor === undefined ? {} : { next_cursor: page.next_cursor }),
-      protocol_version: PROTOCOL_VERSION,
-    };
-  };
+  return typedMethod(
+    ArtifactsListRequest,
+    async ({ identity: verified, body: request }): Promise<ArtifactsListResponse> => {
+      const target = reconcileIdentity('artifacts.list', verified, request.identity);
+      const scope = foldIsolationFilter({
+        verified,
+        tenant: target.tenant,
+        // The body's own user, not the backfilled one: its absence is what fans out.
+        user: request.identity.user,
+        session: request.filter?.session,
+      });
+      const filter = request.filter;
+      const page = await deps.artifacts.list({
+        tenant: scope.tenant,
+        user: scope.user,
+        session: scope.session,
+        namespace: filter?.namespace,
+        source: filter?.source,
+        mime_type: filter?.mime_type,
+        since: filter?.since,
+        until: filter?.until,
+        limit: request.limit,
+        cursor: request.cursor,
+      });
+      return {
+        items: page.items.map(toMetadata),
+        ...(page.next_cursor === undefined ? {} : { next_cursor: page.next_cursor }),
+        protocol_version: PROTOCOL_VERSION,
+      };
+    },
+  );
 }

@@ -1,13 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { PROTOCOL_VERSION, ServiceError } from '@ars/contracts';
-import type { ArtifactsPutRequest, ArtifactsPutResponse, VerifiedIdentity } from '@ars/contracts';
+import { PROTOCOL_VERSION, ServiceError, ArtifactsPutRequest } from '@ars/contracts';
+import type { ArtifactsPutResponse, VerifiedIdentity } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import { checksumOf, toMetadata } from '../domain/artifact.ts';
 import type { ArtifactRecord } from '../domain/artifact.ts';
 import { assertWithinLimit } from '../domain/size-limit.ts';
 import { publishAfterCommit } from './deps.ts';
 import type { ArtifactDeps } from './deps.ts';
-import { reconcileIdentity } from '@ars/service-kit';
+import { reconcileIdentity, typedMethod } from '@ars/service-kit';
 
 /** Bytes that are in the blob driver, not yet described by metadata. */
 interface StoredBytes {
@@ -84,54 +84,59 @@ async function adoptUpload(
  * `artifacts.uploaded`. A target tenant other than the caller's needs admin.
  */
 export function createPutHandler(deps: ArtifactDeps): RpcHandler {
-  return async ({ identity: verified, body }): Promise<ArtifactsPutResponse> => {
-    const request = body as ArtifactsPutRequest;
-    // A target tenant other than the caller's needs admin (403 scope_mismatch from the gate).
-    const target = reconcileIdentity('artifacts.put', verified, request.identity);
-    const { content_base64: inline, upload_id: uploadId } = request;
-    if ((inline === undefined) === (uploadId === undefined)) {
-      throw new ServiceError('invalid_request', 'artifacts.put takes exactly one of content_base64 and upload_id');
-    }
-    const stored =
-      inline === undefined
-        ? await adoptUpload(deps, verified, request, uploadId as string)
-        : await storeInline(deps, request, inline);
-    const artifactId = deps.newId();
-    const record: ArtifactRecord = {
-      _id: artifactId,
-      artifact_id: artifactId,
-      tenant: target.tenant,
-      user: target.user,
-      session: target.session,
-      mime_type: request.mime_type,
-      size_bytes: stored.size_bytes,
-      source: request.source,
-      namespace: request.namespace,
-      ...(request.name === undefined ? {} : { name: request.name }),
-      checksum: stored.checksum,
-      created_at: deps.now().toISOString(),
-      blob_key: stored.blob_key,
-    };
-    try {
-      await deps.artifacts.insert(record);
-    } catch (error) {
-      // Inline bytes would be orphaned; an upload stays finalisable by a retry.
-      if (stored.upload_id === undefined) await deps.blobs.delete(stored.blob_key).catch(() => undefined);
-      throw error;
-    }
-    if (stored.upload_id !== undefined) await deps.uploads.delete(stored.upload_id);
-    deps.logger.info({ artifactId, sizeBytes: record.size_bytes, streamed: uploadId !== undefined }, 'artifact stored');
-    await publishAfterCommit(deps, {
-      type: 'artifacts.uploaded',
-      identity: { tenant: record.tenant, user: record.user, session: record.session },
-      payload: {
+  return typedMethod(
+    ArtifactsPutRequest,
+    async ({ identity: verified, body: request }): Promise<ArtifactsPutResponse> => {
+      // A target tenant other than the caller's needs admin (403 scope_mismatch from the gate).
+      const target = reconcileIdentity('artifacts.put', verified, request.identity);
+      const { content_base64: inline, upload_id: uploadId } = request;
+      if ((inline === undefined) === (uploadId === undefined)) {
+        throw new ServiceError('invalid_request', 'artifacts.put takes exactly one of content_base64 and upload_id');
+      }
+      const stored =
+        inline === undefined
+          ? await adoptUpload(deps, verified, request, uploadId as string)
+          : await storeInline(deps, request, inline);
+      const artifactId = deps.newId();
+      const record: ArtifactRecord = {
+        _id: artifactId,
         artifact_id: artifactId,
-        mime_type: record.mime_type,
-        size_bytes: record.size_bytes,
-        source: record.source,
-        namespace: record.namespace,
-      },
-    });
-    return { artifact: toMetadata(record), protocol_version: PROTOCOL_VERSION };
-  };
+        tenant: target.tenant,
+        user: target.user,
+        session: target.session,
+        mime_type: request.mime_type,
+        size_bytes: stored.size_bytes,
+        source: request.source,
+        namespace: request.namespace,
+        ...(request.name === undefined ? {} : { name: request.name }),
+        checksum: stored.checksum,
+        created_at: deps.now().toISOString(),
+        blob_key: stored.blob_key,
+      };
+      try {
+        await deps.artifacts.insert(record);
+      } catch (error) {
+        // Inline bytes would be orphaned; an upload stays finalisable by a retry.
+        if (stored.upload_id === undefined) await deps.blobs.delete(stored.blob_key).catch(() => undefined);
+        throw error;
+      }
+      if (stored.upload_id !== undefined) await deps.uploads.delete(stored.upload_id);
+      deps.logger.info(
+        { artifactId, sizeBytes: record.size_bytes, streamed: uploadId !== undefined },
+        'artifact stored',
+      );
+      await publishAfterCommit(deps, {
+        type: 'artifacts.uploaded',
+        identity: { tenant: record.tenant, user: record.user, session: record.session },
+        payload: {
+          artifact_id: artifactId,
+          mime_type: record.mime_type,
+          size_bytes: record.size_bytes,
+          source: record.source,
+          namespace: record.namespace,
+        },
+      });
+      return { artifact: toMetadata(record), protocol_version: PROTOCOL_VERSION };
+    },
+  );
 }

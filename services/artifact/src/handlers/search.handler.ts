@@ -1,11 +1,11 @@
 import { foldSearchFilter } from '@ars/auth';
-import { PROTOCOL_VERSION } from '@ars/contracts';
-import type { SearchHit, SearchRequest, SearchResponse } from '@ars/contracts';
+import { PROTOCOL_VERSION, SearchRequest } from '@ars/contracts';
+import type { SearchHit, SearchResponse } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import { toMetadata } from '../domain/artifact.ts';
 import type { ArtifactRecord } from '../domain/artifact.ts';
 import type { ArtifactDeps } from './deps.ts';
-import { reconcileIdentity } from '@ars/service-kit';
+import { reconcileIdentity, typedMethod } from '@ars/service-kit';
 
 const SNIPPET_FIELDS = ['name', 'artifact_id', 'mime_type', 'namespace', 'source'] as const;
 
@@ -37,8 +37,7 @@ function toHit(record: ArtifactRecord, text: string | undefined): SearchHit {
  * than one needs the claim). Newest first.
  */
 export function createSearchHandler(deps: ArtifactDeps): RpcHandler {
-  return async ({ identity: verified, body }): Promise<SearchResponse> => {
-    const request = body as SearchRequest;
+  return typedMethod(SearchRequest, async ({ identity: verified, body: request }): Promise<SearchResponse> => {
     reconcileIdentity('search.artifacts', verified, request.identity);
     const filter = request.filter;
     const scope = foldSearchFilter({
@@ -62,5 +61,5 @@ export function createSearchHandler(deps: ArtifactDeps): RpcHandler {
       ...(page.next_cursor === undefined ? {} : { next_cursor: page.next_cursor }),
       protocol_version: PROTOCOL_VERSION,
     };
-  };
+  });
 }

@@ -174,7 +174,7 @@ export function searchQueryHandler(context: SearchQueryContext): LocalHandler {
           }
         : decodeSearchCursor(binding, request.cursor);
     const ownerFilter = { ...filter, until: pinnedUntil(filter.until, cursor.asOf) };
-    const bodyIdentity = (body as { identity: unknown }).identity;
+    const bodyIdentity = request.identity;
     const fetchOf =
       (kind: SearchKind): Fetch =>
       async (ownerCursor, limit) => {

@@ -1,9 +1,10 @@
+import { RuntimeInfoRequest } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
-import type { RuntimeInfoRequest } from '@ars/contracts';
 import { actorOf, postureTarget } from './access.ts';
 import type { GovernanceContext } from './context.ts';
 import { publishEvents } from './events.ts';
 import { governancePosture, llmPosture } from './posture-view.ts';
+import { typedMethod } from '@ars/service-kit';
 
 /**
  * governance.posture (R, X): the tiers, the default tier, the tenant's budgets
@@ -11,8 +12,7 @@ import { governancePosture, llmPosture } from './posture-view.ts';
  * chain. Reading another tenant's publishes `governance.posture_read_admin`.
  */
 export function governancePostureHandler(ctx: GovernanceContext): RpcHandler {
-  return async ({ identity, body }) => {
-    const request = body as RuntimeInfoRequest;
+  return typedMethod(RuntimeInfoRequest, async ({ identity, body: request }) => {
     const target = postureTarget(identity, request.identity, 'governance.posture');
     const view = await governancePosture(ctx, target.tenant);
     if (target.crossed) {
@@ -28,7 +28,7 @@ export function governancePostureHandler(ctx: GovernanceContext): RpcHandler {
       ]);
     }
     return view;
-  };
+  });
 }
 
 /**
@@ -37,8 +37,7 @@ export function governancePostureHandler(ctx: GovernanceContext): RpcHandler {
  * `llm.posture_read_admin`.
  */
 export function llmPostureHandler(ctx: GovernanceContext): RpcHandler {
-  return async ({ identity, body }) => {
-    const request = body as RuntimeInfoRequest;
+  return typedMethod(RuntimeInfoRequest, async ({ identity, body: request }) => {
     const target = postureTarget(identity, request.identity, 'llm.posture');
     const view = await llmPosture(ctx, target.tenant);
     if (target.crossed) {
@@ -47,5 +46,5 @@ export function llmPostureHandler(ctx: GovernanceContext): RpcHandler {
       ]);
     }
     return view;
-  };
+  });
 }

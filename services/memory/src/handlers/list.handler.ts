@@ -1,12 +1,13 @@
 import { canFanIn } from '@ars/auth';
-import { ServiceError } from '@ars/contracts';
-import type { MemoryListRequest, MemoryListResponse, VerifiedIdentity } from '@ars/contracts';
+import { ServiceError, MemoryListRequest } from '@ars/contracts';
+import type { MemoryListResponse, VerifiedIdentity } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import { toItem } from '../domain/memory-record.ts';
 import type { Owner } from '../domain/memory-record.ts';
 import type { MemoryScope } from '../store/memory.repository.ts';
 import type { MemoryDeps } from './deps.ts';
 import { reject, targetFor } from './identity.ts';
+import { typedMethod } from '@ars/service-kit';
 
 /**
  * The scope of a memory.list: without `filter.tenant_ids`, the caller's own
@@ -36,19 +37,21 @@ async function scopeOf(
 
 /** memory.list: items in scope by key, a page at a time; `filter.tier` and `filter.prefix` narrow. */
 export function createListHandler(deps: MemoryDeps): RpcHandler {
-  return async ({ method, identity: verified, body }): Promise<MemoryListResponse> => {
-    const request = body as MemoryListRequest;
-    const target = await targetFor(deps, method, verified, request.identity);
-    const scope = await scopeOf(deps, verified, target, request.filter?.tenant_ids, method);
-    const page = await deps.items.list(scope, {
-      tier: request.filter?.tier,
-      prefix: request.filter?.prefix,
-      limit: request.limit,
-      cursor: request.cursor,
-    });
-    return {
-      items: page.items.map(toItem),
-      ...(page.next_cursor === undefined ? {} : { next_cursor: page.next_cursor }),
-    };
-  };
+  return typedMethod(
+    MemoryListRequest,
+    async ({ method, identity: verified, body: request }): Promise<MemoryListResponse> => {
+      const target = await targetFor(deps, method, verified, request.identity);
+      const scope = await scopeOf(deps, verified, target, request.filter?.tenant_ids, method);
+      const page = await deps.items.list(scope, {
+        tier: request.filter?.tier,
+        prefix: request.filter?.prefix,
+        limit: request.limit,
+        cursor: request.cursor,
+      });
+      return {
+        items: page.items.map(toItem),
+        ...(page.next_cursor === undefined ? {} : { next_cursor: page.next_cursor }),
+      };
+    },
+  );
 }

@@ -1,5 +1,5 @@
-import { ServiceError } from '@ars/contracts';
-import type { MemoryStrategyTraceRequest, MemoryStrategyTraceResponse, StrategyTraceEntry } from '@ars/contracts';
+import { ServiceError, MemoryStrategyTraceRequest } from '@ars/contracts';
+import type { MemoryStrategyTraceResponse, StrategyTraceEntry } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import type { Owner } from '../domain/memory-record.ts';
 import { CALLER_MEMORY_STRATEGY, planCallerMemory } from '../domain/strategy.ts';
@@ -8,6 +8,7 @@ import type { TraceRecord } from '../store/trace.repository.ts';
 import type { MemoryDeps } from './deps.ts';
 import { MAX_SCOPE_ITEMS } from './deps.ts';
 import { targetFor } from './identity.ts';
+import { typedMethod } from '@ars/service-kit';
 
 /** The caller's memory as the strategy would load it now. */
 export async function planFor(deps: MemoryDeps, owner: Owner): Promise<StrategyPlan> {
@@ -58,17 +59,19 @@ function pageOfList<T>(all: readonly T[], limit: number, cursor: string | undefi
  * (by `_memory.prompt_blocks`); without: what it would load now.
  */
 export function createStrategyTraceHandler(deps: MemoryDeps): RpcHandler {
-  return async ({ method, identity: verified, body }): Promise<MemoryStrategyTraceResponse> => {
-    const request = body as MemoryStrategyTraceRequest;
-    const target = await targetFor(deps, method, verified, request.identity);
-    if (request.run !== undefined) {
-      const page = await deps.traces.page(request.run, target, request.limit, request.cursor);
-      return {
-        items: page.items.map(fromRecord),
-        ...(page.next_cursor === undefined ? {} : { next_cursor: page.next_cursor }),
-      };
-    }
-    const plan = await planFor(deps, target);
-    return pageOfList(traceEntries(plan, deps.now().toISOString()), request.limit, request.cursor);
-  };
+  return typedMethod(
+    MemoryStrategyTraceRequest,
+    async ({ method, identity: verified, body: request }): Promise<MemoryStrategyTraceResponse> => {
+      const target = await targetFor(deps, method, verified, request.identity);
+      if (request.run !== undefined) {
+        const page = await deps.traces.page(request.run, target, request.limit, request.cursor);
+        return {
+          items: page.items.map(fromRecord),
+          ...(page.next_cursor === undefined ? {} : { next_cursor: page.next_cursor }),
+        };
+      }
+      const plan = await planFor(deps, target);
+      return pageOfList(traceEntries(plan, deps.now().toISOString()), request.limit, request.cursor);
+    },
+  );
 }

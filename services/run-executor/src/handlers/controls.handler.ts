@@ -1,13 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { getMethod, isErrorCode, PROTOCOL_VERSION, ServiceError, STEERING_CONTROLS } from '@ars/contracts';
-import type { ControlResponse, SteeringTier, VerifiedIdentity } from '@ars/contracts';
+import {
+  controlRequestFor,
+  getMethod,
+  isErrorCode,
+  PROTOCOL_VERSION,
+  ServiceError,
+  STEERING_CONTROLS,
+} from '@ars/contracts';
+import type { ControlResponse, SteeringControl, SteeringTier, VerifiedIdentity } from '@ars/contracts';
 import { ControlDeliveryError, requestControl } from '@ars/bus';
 import type { ControlInboxReply, RpcHandler } from '@ars/bus';
 import { authorizeControl } from '../domain/steering.ts';
 import type { ControlEnvelope } from '../domain/steering.ts';
 import type { ApiDeps } from './deps.ts';
-import { reconcileIdentity } from '@ars/service-kit';
-import { identityOf } from './identity.ts';
+import { reconcileIdentity, typedMethod } from '@ars/service-kit';
 
 /** The inbox's refusal as the caller's error: a catalogue code, else a malformed reply. */
 function refusal(reply: Extract<ControlInboxReply, { accepted: false }>): ServiceError {
@@ -42,9 +48,13 @@ export async function deliver(deps: ApiDeps, taskId: string, envelope: ControlEn
   if (!reply.accepted) throw refusal(reply);
 }
 
-interface ControlBody {
-  readonly payload?: Record<string, unknown>;
-  readonly event_id?: string;
+/** A control's payload (every control's schema is an object; absent is `{}`). */
+function payloadObject(payload: unknown): Record<string, unknown> {
+  if (payload === undefined) return {};
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+    throw new ServiceError('invalid_request', 'payload: not an object');
+  }
+  return { ...payload };
 }
 
 /**
@@ -60,24 +70,24 @@ interface ControlBody {
  * effect arrives as `control.*` events. Payload bounds (422) are the
  * gateway's.
  */
-function createControlHandler(deps: ApiDeps, control: string, minimum: SteeringTier): RpcHandler {
-  return async ({ identity, body }): Promise<ControlResponse> => {
-    const target = reconcileIdentity(control, identity, identityOf(body));
+function createControlHandler(deps: ApiDeps, control: SteeringControl, minimum: SteeringTier): RpcHandler {
+  // The registry's schema of this control: its payload schema keeps a payload verbatim (inject_context's `__proto__`).
+  return typedMethod(controlRequestFor(control), async ({ identity, body: request }): Promise<ControlResponse> => {
+    const target = reconcileIdentity(control, identity, request.identity);
     const taskId = target.run;
     if (taskId === undefined) throw new ServiceError('invalid_request', 'identity.run (the task id) is mandatory');
     const task = await deps.tasks.getTask(taskId);
     const tier = authorizeControl(identity, task, { name: control, minimum });
-    const request = body as ControlBody;
     const envelope: ControlEnvelope = {
       method: control,
-      payload: await pinnedPayload(deps, control, taskId, request.payload ?? {}),
+      payload: await pinnedPayload(deps, control, taskId, payloadObject(request.payload)),
       event_id: request.event_id ?? randomUUID(),
       caller: callerOf(identity),
       caller_tier: tier,
     };
     await deliver(deps, taskId, envelope);
     return { accepted: true, method: control, protocol_version: PROTOCOL_VERSION };
-  };
+  });
 }
 
 /**

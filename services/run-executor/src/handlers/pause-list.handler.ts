@@ -1,13 +1,12 @@
-import { PROTOCOL_VERSION } from '@ars/contracts';
-import type { PauseListRequest, PauseListResponse } from '@ars/contracts';
+import { PROTOCOL_VERSION, PauseListRequest } from '@ars/contracts';
+import type { PauseListResponse } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import type { Filter } from '@ars/store';
 import type { PauseRecord } from '../domain/pause.ts';
 import { toPausedRunView } from '../domain/pause.ts';
 import { listScope, scopeFilter } from '../domain/read-scope.ts';
 import type { ApiDeps } from './deps.ts';
-import { reconcileIdentity } from '@ars/service-kit';
-import { identityOf } from './identity.ts';
+import { reconcileIdentity, typedMethod } from '@ars/service-kit';
 import { pageViews, readBudget } from './reply-budget.ts';
 import { readSnapshotSequence } from './snapshot-sequence.ts';
 import { withCursor } from './tasks-read.handler.ts';
@@ -21,9 +20,8 @@ import { withCursor } from './tasks-read.handler.ts';
  * Pages end by size too, as those of `tasks.list` do.
  */
 export function createPauseListHandler(deps: ApiDeps): RpcHandler {
-  return async ({ method, identity, body }): Promise<PauseListResponse> => {
-    reconcileIdentity(method, identity, identityOf(body));
-    const request = body as PauseListRequest;
+  return typedMethod(PauseListRequest, async ({ method, identity, body: request }): Promise<PauseListResponse> => {
+    reconcileIdentity(method, identity, request.identity);
     const scope = listScope(identity, request.filter?.tenant_ids);
     const taskId = request.filter?.task_id;
     const filter = {
@@ -46,5 +44,5 @@ export function createPauseListHandler(deps: ApiDeps): RpcHandler {
       sequence,
       protocol_version: PROTOCOL_VERSION,
     };
-  };
+  });
 }

@@ -1,5 +1,5 @@
-import { PROTOCOL_VERSION } from '@ars/contracts';
-import type { SearchHit, SearchRequest, SearchResponse, Task } from '@ars/contracts';
+import { PROTOCOL_VERSION, SearchRequest } from '@ars/contracts';
+import type { SearchHit, SearchResponse, Task } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import type { Filter } from '@ars/store';
 import { narrowsScope, scopeFilter, searchScope, taskFilter } from '../domain/read-scope.ts';
@@ -7,8 +7,7 @@ import { abbreviateTask } from '../domain/reply-size.ts';
 import { toTaskView } from '../domain/task.ts';
 import type { TaskRecord } from '../domain/task.ts';
 import type { ApiDeps } from './deps.ts';
-import { reconcileIdentity } from '@ars/service-kit';
-import { identityOf } from './identity.ts';
+import { reconcileIdentity, typedMethod } from '@ars/service-kit';
 import { pageViews, readBudget } from './reply-budget.ts';
 import { withCursor } from './tasks-read.handler.ts';
 
@@ -55,9 +54,8 @@ function hit(task: TaskRecord, query: string | undefined): SearchHit {
  * `next_cursor`.
  */
 export function createSearchTasksHandler(deps: ApiDeps): RpcHandler {
-  return async ({ method, identity, body }): Promise<SearchResponse> => {
-    reconcileIdentity(method, identity, identityOf(body));
-    const request = body as SearchRequest;
+  return typedMethod(SearchRequest, async ({ method, identity, body: request }): Promise<SearchResponse> => {
+    reconcileIdentity(method, identity, request.identity);
     const scope = searchScope(identity, request.filter);
     const input = {
       status: request.filter?.status,
@@ -85,5 +83,5 @@ export function createSearchTasksHandler(deps: ApiDeps): RpcHandler {
       ...(page.next_cursor === null ? {} : { next_cursor: page.next_cursor }),
       protocol_version: PROTOCOL_VERSION,
     };
-  };
+  });
 }

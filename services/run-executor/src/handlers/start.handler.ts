@@ -1,5 +1,5 @@
-import { PROTOCOL_VERSION, ServiceError } from '@ars/contracts';
-import type { StartRequest, StartResponse, VerifiedIdentity } from '@ars/contracts';
+import { PROTOCOL_VERSION, ServiceError, StartRequest } from '@ars/contracts';
+import type { StartResponse, VerifiedIdentity } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import { idempotencyScope, newTaskRecord } from '../domain/start.ts';
 import type { BoundAgent, ResolvedArtifact } from '../domain/start.ts';
@@ -8,8 +8,7 @@ import type { TaskRecord } from '../domain/task.ts';
 import { announceRun } from '../engine/announce.ts';
 import type { ApiDeps } from './deps.ts';
 import type { StartDependencies } from './dependencies.ts';
-import { reconcileIdentity } from '@ars/service-kit';
-import { identityOf } from './identity.ts';
+import { reconcileIdentity, typedMethod } from '@ars/service-kit';
 import type { Admission, SessionAdmissions } from './session-admissions.ts';
 import type { ErasedSessionRepository } from '../store/erased-session.repository.ts';
 
@@ -86,9 +85,8 @@ export function createStartHandler(
     return false;
   }
 
-  return async ({ method, identity, body }): Promise<StartResponse> => {
-    reconcileIdentity(method, identity, identityOf(body));
-    const request = body as StartRequest;
+  return typedMethod(StartRequest, async ({ method, identity, body: request }): Promise<StartResponse> => {
+    reconcileIdentity(method, identity, request.identity);
     const key = request.idempotency_key;
     const scope = key === undefined ? undefined : idempotencyScope(identity, key);
 
@@ -118,7 +116,7 @@ export function createStartHandler(
     await announceRun(deps, task);
     deps.logger.debug({ taskId, reused: false }, 'run spawned');
     return response(taskId, false);
-  };
+  });
 }
 
 /**

@@ -1,12 +1,5 @@
-import { PROTOCOL_VERSION, ServiceError } from '@ars/contracts';
-import type {
-  TaskDetail,
-  TaskGetRequest,
-  TaskListRequest,
-  TaskListResponse,
-  TaskRef,
-  VerifiedIdentity,
-} from '@ars/contracts';
+import { PROTOCOL_VERSION, ServiceError, TaskGetRequest, TaskListRequest } from '@ars/contracts';
+import type { TaskDetail, TaskListResponse, TaskRef, VerifiedIdentity } from '@ars/contracts';
 import { isAdmin } from '@ars/auth';
 import type { ReconciledIdentity } from '@ars/auth';
 import type { RpcHandler } from '@ars/bus';
@@ -25,8 +18,7 @@ import { abbreviateTask, jsonBytes } from '../domain/reply-size.ts';
 import { toTaskView } from '../domain/task.ts';
 import type { TaskRecord } from '../domain/task.ts';
 import type { ApiDeps } from './deps.ts';
-import { reconcileIdentity } from '@ars/service-kit';
-import { identityOf } from './identity.ts';
+import { reconcileIdentity, typedMethod } from '@ars/service-kit';
 import { pageViews, readBudget } from './reply-budget.ts';
 import { readSnapshotSequence } from './snapshot-sequence.ts';
 
@@ -69,9 +61,9 @@ function visible(caller: VerifiedIdentity, target: ReconciledIdentity, task: Tas
  * reply comes with `query` and `goal` abbreviated (`abbreviated` names them).
  */
 function getTask(deps: ApiDeps): RpcHandler {
-  return async ({ method, identity, body }): Promise<TaskDetail> => {
-    const target = reconcileIdentity(method, identity, identityOf(body));
-    const { task_id: taskId } = body as TaskGetRequest;
+  return typedMethod(TaskGetRequest, async ({ method, identity, body: request }): Promise<TaskDetail> => {
+    const target = reconcileIdentity(method, identity, request.identity);
+    const { task_id: taskId } = request;
     const sequence = await readSnapshotSequence(deps.bus);
     const task = await deps.tasks.getTask(taskId);
     if (!visible(identity, target, task)) throw new ServiceError('not_found', `task ${taskId} not found`);
@@ -100,7 +92,7 @@ function getTask(deps: ApiDeps): RpcHandler {
     };
     // Only a row stored before the query bound can take a detail past the budget.
     return jsonBytes(detail) <= readBudget(deps) ? detail : { ...detail, task: abbreviateTask(detail.task) };
-  };
+  });
 }
 
 /**
@@ -126,9 +118,8 @@ function getTask(deps: ApiDeps): RpcHandler {
  * tasks of the scope: it may hold fewer, or none, with a `next_cursor`.
  */
 function listTasks(deps: ApiDeps): RpcHandler {
-  return async ({ method, identity, body }): Promise<TaskListResponse> => {
-    reconcileIdentity(method, identity, identityOf(body));
-    const request = body as TaskListRequest;
+  return typedMethod(TaskListRequest, async ({ method, identity, body: request }): Promise<TaskListResponse> => {
+    reconcileIdentity(method, identity, request.identity);
     const scope = listScope(identity, request.filter?.tenant_ids);
     const input = listFilterInput(request.filter);
     const filter = taskFilter(scope, input) as Filter<TaskRecord>;
@@ -157,7 +148,7 @@ function listTasks(deps: ApiDeps): RpcHandler {
       sequence,
       protocol_version: PROTOCOL_VERSION,
     };
-  };
+  });
 }
 
 /** `tasks.get` and `tasks.list`. */

@@ -1,5 +1,5 @@
-import { PROTOCOL_VERSION } from '@ars/contracts';
-import type { SearchHit, SearchRequest, SearchResponse } from '@ars/contracts';
+import { PROTOCOL_VERSION, SearchRequest } from '@ars/contracts';
+import type { SearchHit, SearchResponse } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import { foldSearchFilter } from '@ars/auth';
 import type { Filter } from '@ars/store';
@@ -7,6 +7,7 @@ import { VISIBLE_STATES, toIsoUtc, toSessionView } from '../domain/session.ts';
 import type { SessionDoc } from '../domain/session.ts';
 import type { SessionRepository } from '../store/session.repository.ts';
 import { literalPattern, nextCursor, readPage } from './paging.ts';
+import { typedMethod } from '@ars/service-kit';
 
 /** Most words of a free-text query that are matched (the rest are ignored). */
 const MAX_TERMS = 16;
@@ -39,8 +40,7 @@ function hitOf(doc: SessionDoc): SearchHit {
  * `query` (case-insensitive); newest first.
  */
 export function searchSessionsHandler(sessions: SessionRepository): RpcHandler {
-  return async ({ identity, body }) => {
-    const request = body as SearchRequest;
+  return typedMethod(SearchRequest, async ({ identity, body: request }) => {
     const named = request.filter;
     const folded = foldSearchFilter({
       verified: identity,
@@ -66,5 +66,5 @@ export function searchSessionsHandler(sessions: SessionRepository): RpcHandler {
       protocol_version: PROTOCOL_VERSION,
     };
     return response;
-  };
+  });
 }

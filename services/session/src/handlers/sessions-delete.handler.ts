@@ -1,7 +1,7 @@
-import { PROTOCOL_VERSION } from '@ars/contracts';
-import type { SessionsDeleteRequest, SessionsDeleteResponse } from '@ars/contracts';
+import { PROTOCOL_VERSION, SessionsDeleteRequest } from '@ars/contracts';
+import type { SessionsDeleteResponse } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
-import { requireOwnIdentity } from '@ars/service-kit';
+import { requireOwnIdentity, typedMethod } from '@ars/service-kit';
 import { verifiedTriple } from '../domain/scope.ts';
 import type { Eraser } from '../erasure/eraser.ts';
 
@@ -13,11 +13,10 @@ import type { Eraser } from '../erasure/eraser.ts';
  * tombstoned and the erasure is retried in the background).
  */
 export function sessionsDeleteHandler(eraser: Eraser): RpcHandler {
-  return async ({ identity, body }) => {
-    const request = body as SessionsDeleteRequest;
+  return typedMethod(SessionsDeleteRequest, async ({ identity, body: request }) => {
     requireOwnIdentity('sessions.delete', identity, request.identity);
     const receipt = await eraser.erase(verifiedTriple(identity), identity);
     const response: SessionsDeleteResponse = { ...receipt, protocol_version: PROTOCOL_VERSION };
     return response;
-  };
+  });
 }

@@ -1,10 +1,11 @@
-import { PROTOCOL_VERSION, ServiceError } from '@ars/contracts';
-import type { SessionsInspectRequest, SessionsInspectResponse } from '@ars/contracts';
+import { PROTOCOL_VERSION, ServiceError, SessionsInspectRequest } from '@ars/contracts';
+import type { SessionsInspectResponse } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import { isTombstone, toSessionView } from '../domain/session.ts';
 import type { SessionTriple } from '../domain/session.ts';
 import type { ProjectionRepository } from '../store/projection.repository.ts';
 import type { SessionRepository } from '../store/session.repository.ts';
+import { typedMethod } from '@ars/service-kit';
 
 /**
  * sessions.inspect: one session of the caller's (tenant, user) —
@@ -12,8 +13,7 @@ import type { SessionRepository } from '../store/session.repository.ts';
  * artifact count. Another owner's, an unknown or an erased id: `not_found`.
  */
 export function sessionsInspectHandler(sessions: SessionRepository, projections: ProjectionRepository): RpcHandler {
-  return async ({ identity, body }) => {
-    const request = body as SessionsInspectRequest;
+  return typedMethod(SessionsInspectRequest, async ({ identity, body: request }) => {
     const target: SessionTriple = {
       tenant: identity.tenant,
       user: identity.user,
@@ -33,5 +33,5 @@ export function sessionsInspectHandler(sessions: SessionRepository, projections:
       protocol_version: PROTOCOL_VERSION,
     };
     return response;
-  };
+  });
 }

@@ -1,5 +1,5 @@
-import { PROTOCOL_VERSION } from '@ars/contracts';
-import type { SessionsListRequest, SessionsListResponse } from '@ars/contracts';
+import { PROTOCOL_VERSION, SessionsListRequest } from '@ars/contracts';
+import type { SessionsListResponse } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import type { Filter } from '@ars/store';
 import { resolveListScope } from '../domain/scope.ts';
@@ -7,6 +7,7 @@ import { VISIBLE_STATES, toSessionView } from '../domain/session.ts';
 import type { SessionDoc } from '../domain/session.ts';
 import type { SessionRepository } from '../store/session.repository.ts';
 import { literalPattern, nextCursor, readPage } from './paging.ts';
+import { typedMethod } from '@ars/service-kit';
 
 /**
  * sessions.list: open and closed sessions of the caller's (tenant, user),
@@ -15,8 +16,7 @@ import { literalPattern, nextCursor, readPage } from './paging.ts';
  * `filter.status` narrows; `filter.text` matches the title (case-insensitive).
  */
 export function sessionsListHandler(sessions: SessionRepository): RpcHandler {
-  return async ({ identity, body }) => {
-    const request = body as SessionsListRequest;
+  return typedMethod(SessionsListRequest, async ({ identity, body: request }) => {
     const scope = resolveListScope(identity, request.filter?.tenant_ids);
     const filter: Filter<SessionDoc> = {
       tenant: { $in: [...scope.tenants] },
@@ -35,5 +35,5 @@ export function sessionsListHandler(sessions: SessionRepository): RpcHandler {
       protocol_version: PROTOCOL_VERSION,
     };
     return response;
-  };
+  });
 }

@@ -1,7 +1,7 @@
-import { PROTOCOL_VERSION, ServiceError } from '@ars/contracts';
-import type { SessionsSetTitleRequest, SessionsSetTitleResponse } from '@ars/contracts';
+import { PROTOCOL_VERSION, ServiceError, SessionsSetTitleRequest } from '@ars/contracts';
+import type { SessionsSetTitleResponse } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
-import { requireOwnIdentity } from '@ars/service-kit';
+import { requireOwnIdentity, typedMethod } from '@ars/service-kit';
 import { toSessionView } from '../domain/session.ts';
 import type { SessionTriple } from '../domain/session.ts';
 import type { SessionEvents } from '../session-events.ts';
@@ -14,8 +14,7 @@ import type { SessionRepository } from '../store/session.repository.ts';
  * `session.title_changed` Source `manual`. Unknown or erased: `not_found`.
  */
 export function sessionsSetTitleHandler(sessions: SessionRepository, events: SessionEvents): RpcHandler {
-  return async ({ identity, body }) => {
-    const request = body as SessionsSetTitleRequest;
+  return typedMethod(SessionsSetTitleRequest, async ({ identity, body: request }) => {
     requireOwnIdentity('sessions.set_title', identity, request.identity);
     const target: SessionTriple = {
       tenant: identity.tenant,
@@ -27,5 +26,5 @@ export function sessionsSetTitleHandler(sessions: SessionRepository, events: Ses
     await events.titleChanged(target, 'manual');
     const response: SessionsSetTitleResponse = { session: toSessionView(doc), protocol_version: PROTOCOL_VERSION };
     return response;
-  };
+  });
 }

@@ -1,5 +1,5 @@
-import { ServiceError } from '@ars/contracts';
-import type { StateHistoryRequest, StateHistoryResponse } from '@ars/contracts';
+import { ServiceError, StateHistoryRequest } from '@ars/contracts';
+import type { StateHistoryResponse } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import { isAdmin } from '@ars/auth';
 import { sameTriple, verifiedTriple } from '../domain/scope.ts';
@@ -9,6 +9,7 @@ import { toStateRecordView } from '../domain/state-records.ts';
 import type { SessionRepository } from '../store/session.repository.ts';
 import type { StateRecordRepository } from '../store/state-record.repository.ts';
 import { nextCursor, readPage } from './paging.ts';
+import { typedMethod } from '@ars/service-kit';
 
 /**
  * state.history: the state records of the session the body identity names
@@ -17,8 +18,7 @@ import { nextCursor, readPage } from './paging.ts';
  * (or was erased), the answer is the same 404 `not_found`.
  */
 export function stateHistoryHandler(sessions: SessionRepository, records: StateRecordRepository): RpcHandler {
-  return async ({ identity, body }) => {
-    const request = body as StateHistoryRequest;
+  return typedMethod(StateHistoryRequest, async ({ identity, body: request }) => {
     const named = request.identity;
     const target: SessionTriple = {
       tenant: named.tenant ?? identity.tenant,
@@ -48,5 +48,5 @@ export function stateHistoryHandler(sessions: SessionRepository, records: StateR
       ...nextCursor(page),
     };
     return response;
-  };
+  });
 }
