@@ -496,6 +496,17 @@ export {
   ToolsRecordCallsRequest,
 } from './internal/tools.ts';
 export {
+  AuthCompletionEnvelope,
+  AuthRequiredServer,
+  BindingScope,
+  OAUTH_BEGIN,
+  OAUTH_COMPLETE,
+  OAuthBeginReply,
+  OAuthBeginRequest,
+  OAuthCompleteReply,
+  OAuthCompleteRequest,
+} from './internal/oauth.ts';
+export {
   BUILTIN_TOOL_BOUNDS,
   BUILTIN_TOOL_MANIFESTS,
   BUILTIN_TRANSPORT,

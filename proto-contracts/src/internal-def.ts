@@ -25,9 +25,12 @@ export interface RefusalDef {
 /**
  * Who may call, checked before the body is read: `caller` (any verified
  * identity; the handler checks what the body names against it) or `admin`
- * (the verified `admin` claim, else 403 `identity_scope_required`).
+ * (the verified `admin` claim, else 403 `identity_scope_required`), or
+ * `service` (no end user behind the call, such as the gateway relaying an
+ * OAuth redirect: the body carries its own capability, and the handler
+ * ignores the identity the bus carries).
  */
-export type InternalGate = 'caller' | 'admin';
+export type InternalGate = 'caller' | 'admin' | 'service';
 
 /** One row of the internal endpoint registry. */
 export interface InternalEndpointDef<

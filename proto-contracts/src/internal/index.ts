@@ -19,6 +19,7 @@ import {
 import { MEMORY_CALLER_READ, MEMORY_CALLER_WRITE, MEMORY_ERASE_SESSION, MEMORY_PROMPT_BLOCKS } from './memory.ts';
 import { SESSION_ADMIT } from './session.ts';
 import { TASKS_ERASE_SESSION } from './tasks.ts';
+import { OAUTH_BEGIN, OAUTH_COMPLETE } from './oauth.ts';
 import { MCP_CALL_TOOL, MCP_CANCEL_CALL, TOOLS_CATALOGUE, TOOLS_RECORD_CALLS } from './tools.ts';
 
 /**
@@ -51,6 +52,8 @@ export const INTERNAL_ENDPOINTS: readonly InternalEndpointDef[] = Object.freeze(
   MCP_CALL_TOOL,
   MCP_CANCEL_CALL,
   TOOLS_RECORD_CALLS,
+  OAUTH_BEGIN,
+  OAUTH_COMPLETE,
 ]);
 
 const BY_NAME: ReadonlyMap<string, InternalEndpointDef> = (() => {

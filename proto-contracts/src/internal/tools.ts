@@ -4,6 +4,7 @@ import { AgentId } from '../schemas/agent-config.ts';
 import { JsonObject, Timestamp } from '../schemas/common.ts';
 import { ApprovalPolicy, SideEffectClass } from '../schemas/tool.ts';
 import { UNKNOWN_AGENT } from './agent.ts';
+import { AuthRequiredServer } from './oauth.ts';
 import { Count, tripleShape } from './shapes.ts';
 
 /**
@@ -46,6 +47,8 @@ export const ToolsCatalogueReply = z.object({
   approval_policies: z.record(z.string(), ApprovalPolicy),
   /** Servers of the agent whose tools could not be listed now (their tools are missing from `tools`). */
   unavailable_servers: z.array(z.object({ server_id: z.string(), state: z.string(), reason: z.string() })),
+  /** OAuth-bound servers with no usable grant for the run's binding scope (their tools are missing from `tools`). */
+  auth_required: z.array(AuthRequiredServer).default([]),
 });
 export type ToolsCatalogueReply = z.infer<typeof ToolsCatalogueReply>;
 
@@ -111,6 +114,11 @@ export const MCP_CALL_TOOL = defineInternalEndpoint({
       code: 'internal',
       retryable: false,
       summary: 'the server answered with a JSON-RPC error or a malformed result',
+    },
+    auth_required: {
+      code: 'conflict',
+      retryable: false,
+      summary: 'the server is OAuth-bound and the grant of the run\'s binding scope is missing, revoked or expired: authorize with `_oauth.begin`',
     },
     result_too_large: {
       code: 'payload_too_large',

@@ -86,6 +86,7 @@ const REFUSAL_CLASSES: Readonly<Record<RefusalReason<typeof MCP_CALL_TOOL>, Tool
   unknown_agent: 'permanent',
   protocol_error: 'permanent',
   result_too_large: 'permanent',
+  auth_required: 'permanent',
   call_cancelled: 'cancelled',
 };
 
