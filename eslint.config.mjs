@@ -31,6 +31,8 @@ export default tseslint.config(
   { files: ['libs/store/**'], rules: restrict([driverOwners[1], driverOwners[2], noDeepImports, noServices]) },
   { files: ['libs/bus/**'], rules: restrict([driverOwners[0], driverOwners[2], noDeepImports, noServices]) },
   { files: ['libs/auth/**'], rules: restrict([driverOwners[0], driverOwners[1], noDeepImports, noServices]) },
+  // The one-process composition root runs every service in one process: the one place that imports them.
+  { files: ['deploy/src/one-process/**'], rules: restrict([...driverOwners]) },
   // The lint setup loads its own rules from the workspace's source.
   { files: ['eslint.config.mjs'], rules: restrict([...driverOwners, noServices]) },
   {

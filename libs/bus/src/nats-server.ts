@@ -41,6 +41,12 @@ export interface NatsServerOptions {
   readonly memoryLimitMiB?: number;
   /** Port of the server's HTTP monitoring endpoints (`/varz`, `/connz`, `/jsz`) on 127.0.0.1; @default none */
   readonly monitorPort?: number;
+  /**
+   * Run it in its own process group, so that a terminal's Ctrl-C reaches
+   * only its supervisor, which stops it last, after the services.
+   * @default false
+   */
+  readonly ownProcessGroup?: boolean;
 }
 
 export interface NatsServerHandle {
@@ -178,12 +184,17 @@ interface Spawned {
   readonly exited: Promise<number | null>;
 }
 
-function spawnServer(binary: string, args: readonly string[], memoryLimitMiB: number | undefined): Spawned {
+function spawnServer(
+  binary: string,
+  args: readonly string[],
+  memoryLimitMiB: number | undefined,
+  ownProcessGroup: boolean,
+): Spawned {
   const env =
     memoryLimitMiB === undefined
       ? process.env
       : { ...process.env, ...goMemoryEnvironment(memoryLimitMiB, process.env['GODEBUG']) };
-  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'], env });
+  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'], env, detached: ownProcessGroup });
   let stderr = '';
   let ready = false;
   child.stderr?.setEncoding('utf8');
@@ -268,7 +279,12 @@ export async function startNatsServer(options: NatsServerOptions): Promise<NatsS
   let lastError: unknown;
   for (let i = 0; i < attempts; i++) {
     const port = options.port ?? (await findFreePort());
-    const spawned = spawnServer(binary, await serverArgs(port, options), options.memoryLimitMiB);
+    const spawned = spawnServer(
+      binary,
+      await serverArgs(port, options),
+      options.memoryLimitMiB,
+      options.ownProcessGroup ?? false,
+    );
     try {
       await waitUntilListening(spawned, port, timeoutMs);
       return handleFor(spawned, port, options);

@@ -30,12 +30,12 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   const [command, ...args] = argv;
   switch (command) {
     case 'up':
-      if (args.length > 0)
+      if (args.some((arg) => arg !== '--split'))
         return usageError(
           io,
-          `up takes no arguments (configure it with PORT, HOST, DATA_DIR, NATS_URL, NATS_MEMORY_LIMIT_MIB, MONGO_URL, STORE_ENGINE)`,
+          `up takes only --split (configure it with PORT, HOST, DATA_DIR, NATS_URL, NATS_MEMORY_LIMIT_MIB, MONGO_URL, STORE_ENGINE, ARS_UP_MODE)`,
         );
-      return upCommand(io);
+      return upCommand(io, { split: args.includes('--split') });
     case 'test':
       return testCommand(io, REPO_ROOT, args);
     case 'help':

@@ -71,6 +71,11 @@ export const UpConfig = z.object({
         'must be a mongodb:// or mongodb+srv:// URL',
       ),
   ).describe('MongoDB for every service; unset uses the embedded store under DATA_DIR.'),
+  ARS_UP_MODE: optional(z.enum(['one-process', 'split']))
+    .transform((value) => value ?? 'one-process')
+    .describe(
+      'one-process (every service and the gateway in one Node process) or split (one process per service, as deployed; `ars up --split`). Default one-process.',
+    ),
   // Read here to fail early with the CLI's message; the services inherit the variable.
   STORE_ENGINE: optional(z.enum(['nedb', 'sqlite'])).describe(
     'Engine of the embedded store: sqlite or nedb (see docs/operations.md). Default sqlite.',

@@ -2,7 +2,7 @@
  * @ars/cli: the `ars` command (dev supervisor, test runner, client commands)
  * and the supervisor API that `ars up` and the e2e testkit share.
  */
-export { startSystem, START_ORDER, DEV_TOKEN_PREFIX } from './supervisor.ts';
+export { startSystem, START_ORDER, SYSTEM_PROCESS, DEV_TOKEN_PREFIX } from './supervisor.ts';
 export type { RunningSystem } from './supervisor.ts';
 export {
   RestartPolicy,

@@ -36,9 +36,11 @@ export interface LocalNatsOptions {
 function serverOptions(
   dataDir: string,
   options: LocalNatsOptions,
-): { storeDir: string; memoryLimitMiB?: number; monitorPort?: number } {
+): { storeDir: string; memoryLimitMiB?: number; monitorPort?: number; ownProcessGroup: boolean } {
   return {
     storeDir: natsStoreDir(dataDir),
+    // Ctrl-C in the terminal must reach only the supervisor: it stops nats-server last, after the services.
+    ownProcessGroup: true,
     ...(options.memoryLimitMiB === 0 ? {} : { memoryLimitMiB: options.memoryLimitMiB }),
     ...(options.monitorPort === undefined ? {} : { monitorPort: options.monitorPort }),
   };

@@ -63,11 +63,17 @@ export async function pollUntil<T>(
   }
 }
 
-/** Waits until the service answers `_health` over NATS; resolves with the report. */
-export function waitForHealth(rpc: RpcClient, proc: ServiceProcess, budget: WaitBudget): Promise<unknown> {
-  return pollUntil(proc, `answer ${HEALTH_METHOD} over NATS`, budget, async () => {
+/** Waits until `service` (default: the process's name) answers `_health` over NATS; resolves with the report. */
+export function waitForHealth(
+  rpc: RpcClient,
+  proc: ServiceProcess,
+  budget: WaitBudget,
+  service: string = proc.name,
+): Promise<unknown> {
+  const what = service === proc.name ? `answer ${HEALTH_METHOD}` : `answer ${HEALTH_METHOD} for ${service}`;
+  return pollUntil(proc, `${what} over NATS`, budget, async () => {
     try {
-      const report = await rpc.call(proc.name, HEALTH_METHOD, PROBE_IDENTITY, {}, { timeoutMs: PROBE_TIMEOUT_MS });
+      const report = await rpc.call(service, HEALTH_METHOD, PROBE_IDENTITY, {}, { timeoutMs: PROBE_TIMEOUT_MS });
       return report ?? {};
     } catch {
       return undefined;

@@ -26,7 +26,13 @@ export const DEV_TOKEN_PREFIX = 'SERVICE_DEV_TOKEN=';
 /** Start order: the six services, then the gateway last. */
 export const START_ORDER: readonly ServiceName[] = [...SERVICE_NAMES.filter((name) => name !== 'gateway'), 'gateway'];
 
-/** A running system: every service as its own process, plus its NATS. */
+/** The one process of the one-process mode, which runs every service and the gateway. */
+export const SYSTEM_PROCESS = 'system';
+
+/** The composition root of the one-process mode, relative to the repository root. */
+const ONE_PROCESS_ENTRY = join('deploy', 'src', 'one-process', 'main.ts');
+
+/** A running system: every service in one process (or each in its own, `mode: 'split'`), plus its NATS. */
 export interface RunningSystem {
   /** Where clients reach the gateway (`http://127.0.0.1:<port>`). */
   readonly baseUrl: string;
@@ -40,9 +46,9 @@ export interface RunningSystem {
   processes(): { readonly name: string; readonly pid: number }[];
   /** SIGTERMs the gateway, then the services, then nats-server, waiting for each (SIGKILL after the grace). Idempotent. */
   stop(): Promise<void>;
-  /** Stops one child with `signal` (default SIGTERM) and resolves with its exit; no restart follows. */
+  /** Stops one child with `signal` (default SIGTERM) and resolves with its exit; no restart follows. Split mode only. */
   killService(name: ServiceName, signal?: NodeJS.Signals): Promise<ExitInfo>;
-  /** Starts one child again (after killService) and resolves when it answers. */
+  /** Starts one child again (after killService) and resolves when it answers. Split mode only. */
   startServiceProcess(name: ServiceName): Promise<void>;
 }
 
@@ -91,10 +97,10 @@ class Supervisor {
   private readonly baseUrl: string;
   private readonly format: LogFormatOptions;
   private readonly restart: RestartPolicy | undefined;
-  private readonly procs = new Map<ServiceName, ServiceProcess>();
+  private readonly procs = new Map<string, ServiceProcess>();
   private readonly expectedExits = new WeakSet<ServiceProcess>();
-  private readonly crashCounts = new Map<ServiceName, number>();
-  private readonly restartTimers = new Map<ServiceName, NodeJS.Timeout>();
+  private readonly crashCounts = new Map<string, number>();
+  private readonly restartTimers = new Map<string, NodeJS.Timeout>();
   private readonly stopController = new AbortController();
   private readonly nats: NatsKeeper | undefined;
   private token: string | undefined;
@@ -105,6 +111,8 @@ class Supervisor {
   private rpc: RpcClient | undefined;
   private readonly killOnExit = (): void => {
     for (const proc of this.procs.values()) proc.signal('SIGKILL');
+    // nats-server runs in its own process group: nothing else would stop it.
+    this.nats?.current().kill();
   };
 
   constructor(options: SystemOptions, context: SupervisorContext) {
@@ -114,7 +122,7 @@ class Supervisor {
     this.baseUrl = `http://${connectableHost(options.host)}:${context.port}`;
     this.format = {
       color: options.color ?? process.stdout.isTTY === true,
-      prefixWidth: Math.max(...START_ORDER.map((n) => n.length)),
+      prefixWidth: Math.max(...[...START_ORDER, SYSTEM_PROCESS].map((n) => n.length)),
     };
     this.restart = restartPolicy(options.restart);
     this.nats =
@@ -134,9 +142,9 @@ class Supervisor {
     try {
       const budget = this.budget(startup.signal);
       await this.connectToNats(budget);
-      for (const name of START_ORDER) this.spawn(name);
+      for (const name of this.units()) this.spawn(name);
       await Promise.all(
-        START_ORDER.map((name) =>
+        this.units().map((name) =>
           this.waitReady(name, this.procs.get(name) as ServiceProcess, budget).catch((error: unknown) => {
             startup.abort();
             throw error;
@@ -188,12 +196,23 @@ class Supervisor {
     };
   }
 
-  private spawn(name: ServiceName): ServiceProcess {
-    if (name === 'gateway') this.tokenWaiter = Promise.withResolvers<string>();
+  /** The processes of the mode: one per service (the gateway last), or the one that runs them all. */
+  private units(): readonly string[] {
+    return this.options.mode === 'split' ? START_ORDER : [SYSTEM_PROCESS];
+  }
+
+  /** Whether `name` is the process that serves the gateway (and prints its dev token). */
+  private servesGateway(name: string): boolean {
+    return name === 'gateway' || name === SYSTEM_PROCESS;
+  }
+
+  private spawn(name: string): ServiceProcess {
+    if (this.servesGateway(name)) this.tokenWaiter = Promise.withResolvers<string>();
+    const entry = name === SYSTEM_PROCESS ? ONE_PROCESS_ENTRY : join('services', name, 'src', 'main.ts');
     const proc = spawnServiceProcess({
       name,
       command: process.execPath,
-      args: [...this.options.nodeFlags, join('services', name, 'src', 'main.ts')],
+      args: [...this.options.nodeFlags, entry],
       cwd: this.options.rootDir ?? DEFAULT_ROOT,
       env: this.childEnv(name),
       onLine: (stream, line) => this.onChildLine(name, stream, line),
@@ -203,7 +222,7 @@ class Supervisor {
     return proc;
   }
 
-  private childEnv(name: ServiceName): NodeJS.ProcessEnv {
+  private childEnv(name: string): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       ...this.options.env,
@@ -211,27 +230,30 @@ class Supervisor {
       DATA_DIR: this.context.dataDir,
       INSTANCE_ID: `${name}-${randomUUID().slice(0, 8)}`,
     };
+    // The one process gives each of its services an instance id of its own.
+    if (name === SYSTEM_PROCESS) delete env['INSTANCE_ID'];
     // Only the given MongoDB: an inherited one would mix this system's data with another's.
     if (this.options.mongoUrl === undefined) delete env['MONGO_URL'];
     else env['MONGO_URL'] = this.options.mongoUrl;
     if (this.options.logLevel !== undefined) env['LOG_LEVEL'] = this.options.logLevel;
     // Our own nats-server is a single one: an inherited count meant for a cluster would fail every boot.
     if (this.context.nats !== undefined) env['JETSTREAM_REPLICAS'] = '1';
-    if (name === 'gateway') {
+    if (this.servesGateway(name)) {
       env['PORT'] = String(this.context.port);
       env['HOST'] = this.options.host;
     }
     return env;
   }
 
-  private onChildLine(name: ServiceName, stream: 'stdout' | 'stderr', line: string): void {
-    if (name === 'gateway' && stream === 'stdout' && line.startsWith(DEV_TOKEN_PREFIX)) {
+  private onChildLine(name: string, stream: 'stdout' | 'stderr', line: string): void {
+    if (this.servesGateway(name) && stream === 'stdout' && line.startsWith(DEV_TOKEN_PREFIX)) {
       this.token = line.slice(DEV_TOKEN_PREFIX.length).trim();
       this.tokenWaiter.resolve(this.token);
       // At startup the caller prints the token itself; after a restart the new one is worth showing.
       if (!this.running) return;
     }
-    this.emit({ source: name, stream, raw: line, text: formatChildLine(name, line, this.format) });
+    const source = name === SYSTEM_PROCESS ? (serviceOfLine(line) ?? name) : name;
+    this.emit({ source, stream, raw: line, text: formatChildLine(source, line, this.format) });
   }
 
   private log(level: 'info' | 'warn' | 'error', message: string): void {
@@ -270,12 +292,13 @@ class Supervisor {
     }
   }
 
-  private async waitReady(name: ServiceName, proc: ServiceProcess, budget: WaitBudget): Promise<void> {
+  private async waitReady(name: string, proc: ServiceProcess, budget: WaitBudget): Promise<void> {
     const rpc = await pollUntil(proc, `connect to NATS at ${this.natsUrl}`, budget, () =>
       this.rpcClient().catch(() => undefined),
     );
-    await waitForHealth(rpc, proc, budget);
-    if (name !== 'gateway') return;
+    const services = name === SYSTEM_PROCESS ? START_ORDER : [name];
+    await Promise.all(services.map((service) => waitForHealth(rpc, proc, budget, service)));
+    if (!this.servesGateway(name)) return;
     await waitForReadyz(this.baseUrl, proc, budget);
     if (this.childEnv(name)['ARS_AUTH_MODE'] === 'production') return;
     const waiter = this.tokenWaiter.promise;
@@ -284,7 +307,7 @@ class Supervisor {
     await pollUntil(proc, `print ${DEV_TOKEN_PREFIX}<token> on stdout`, budget, async () => (seen ? true : undefined));
   }
 
-  private onChildExit(name: ServiceName, proc: ServiceProcess, info: ExitInfo): void {
+  private onChildExit(name: string, proc: ServiceProcess, info: ExitInfo): void {
     if (this.procs.get(name) === proc) this.procs.delete(name);
     if (this.expectedExits.has(proc) || this.stopping || !this.running) return;
     const policy = this.restart;
@@ -316,6 +339,7 @@ class Supervisor {
   }
 
   private async killService(name: ServiceName, signal: NodeJS.Signals = 'SIGTERM'): Promise<ExitInfo> {
+    this.requireSplit('killService');
     this.cancelRestart(name);
     const proc = this.procs.get(name);
     if (!proc) throw new Error(`${name} is not running`);
@@ -328,6 +352,7 @@ class Supervisor {
   }
 
   private async startServiceProcess(name: ServiceName): Promise<void> {
+    this.requireSplit('startServiceProcess');
     if (this.stopping) throw new Error('the system is stopping');
     if (this.procs.has(name)) throw new Error(`${name} is already running`);
     this.cancelRestart(name);
@@ -341,7 +366,11 @@ class Supervisor {
     }
   }
 
-  private cancelRestart(name: ServiceName): void {
+  private requireSplit(what: string): void {
+    if (this.options.mode !== 'split') throw new Error(`${what} needs one process per service (mode: 'split')`);
+  }
+
+  private cancelRestart(name: string): void {
     const timer = this.restartTimers.get(name);
     if (timer) clearTimeout(timer);
     this.restartTimers.delete(name);
@@ -356,6 +385,7 @@ class Supervisor {
     this.stopController.abort();
     for (const name of [...this.restartTimers.keys()]) this.cancelRestart(name);
     const grace = this.options.stopGraceMs;
+    // The gateway first (no new work), then the services drain; the one process orders this itself.
     const gateway = this.procs.get('gateway');
     if (gateway) await gateway.terminate('SIGTERM', grace);
     await Promise.all([...this.procs.values()].map((proc) => proc.terminate('SIGTERM', grace)));
@@ -367,7 +397,12 @@ class Supervisor {
   }
 }
 
-/** A wildcard listen address is reached through loopback. */
+/** The service a pino line of the one process names (its logger stamps `service`), if any. */
+function serviceOfLine(line: string): string | undefined {
+  const match = /"service":"([a-z-]{1,32})"/.exec(line);
+  return match?.[1];
+}
+
 /** How the system's own nats-server runs (when it spawns one). */
 function localNatsOptions(options: SystemOptions): LocalNatsOptions {
   return {
@@ -376,6 +411,7 @@ function localNatsOptions(options: SystemOptions): LocalNatsOptions {
   };
 }
 
+/** A wildcard listen address is reached through loopback. */
 function connectableHost(host: string): string {
   if (host === '0.0.0.0' || host === '') return '127.0.0.1';
   if (host === '::' || host === '[::]') return '[::1]';

@@ -122,6 +122,12 @@ export const SystemOptions = z.object({
     .positive()
     .default(10_000)
     .describe('SIGTERM to SIGKILL grace per child, in ms. Default 10000.'),
+  mode: z
+    .enum(['one-process', 'split'])
+    .default('split')
+    .describe(
+      "'one-process': every service and the gateway in one Node process (`ars up`'s default); 'split': one process per service (what a deployment runs, and what tests that kill one service need). Default split.",
+    ),
   restart: z
     .union([z.boolean(), RestartPolicy.partial()])
     .default(false)

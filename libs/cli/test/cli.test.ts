@@ -65,6 +65,12 @@ describe('runCli', () => {
     expect(io.err()).toMatch(/PORT: must be an integer between 0 and 65535/);
   });
 
+  it('refuses an up argument other than --split (exit 2)', async () => {
+    const io = captureIo();
+    expect(await runCli(['up', '--one-process'], io)).toBe(2);
+    expect(io.err()).toContain('up takes only --split');
+  });
+
   it('exits 2 when call has no method', async () => {
     const io = captureIo();
     expect(await runCli(['call'], io)).toBe(2);

@@ -13,7 +13,13 @@ function problemsOf(env: Record<string, string>): string[] {
 
 describe('parseUpConfig', () => {
   it('applies the defaults to an empty environment', () => {
-    expect(parseUpConfig({})).toEqual({ PORT: 8080, HOST: '127.0.0.1', DATA_DIR: '.data', NATS_MEMORY_LIMIT_MIB: 256 });
+    expect(parseUpConfig({})).toEqual({
+      PORT: 8080,
+      HOST: '127.0.0.1',
+      DATA_DIR: '.data',
+      NATS_MEMORY_LIMIT_MIB: 256,
+      ARS_UP_MODE: 'one-process',
+    });
   });
 
   it('treats an empty variable as unset', () => {
@@ -22,6 +28,7 @@ describe('parseUpConfig', () => {
       HOST: '127.0.0.1',
       DATA_DIR: '.data',
       NATS_MEMORY_LIMIT_MIB: 256,
+      ARS_UP_MODE: 'one-process',
     });
   });
 
@@ -34,6 +41,7 @@ describe('parseUpConfig', () => {
       NATS_MEMORY_LIMIT_MIB: '512',
       MONGO_URL: 'mongodb://m:27017',
       STORE_ENGINE: 'sqlite',
+      ARS_UP_MODE: 'split',
     };
     expect(parseUpConfig(env)).toEqual({ ...env, PORT: 0, NATS_MEMORY_LIMIT_MIB: 512 });
     expect(parseUpConfig({ NATS_MEMORY_LIMIT_MIB: '0' }).NATS_MEMORY_LIMIT_MIB).toBe(0);
@@ -49,6 +57,10 @@ describe('parseUpConfig', () => {
 
   it('names NATS_URL and MONGO_URL when they are not URLs of their kind', () => {
     expect(problemsOf({ NATS_URL: 'http://x:4222', MONGO_URL: 'localhost' })).toEqual(['NATS_URL', 'MONGO_URL']);
+  });
+
+  it('names ARS_UP_MODE when it is neither one-process nor split', () => {
+    expect(problemsOf({ ARS_UP_MODE: 'cluster' })).toEqual(['ARS_UP_MODE']);
   });
 
   it('names STORE_ENGINE when it is not an embedded engine', () => {

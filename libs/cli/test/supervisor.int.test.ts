@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '@ars/client';
-import { SERVICE_NODE_FLAGS, START_ORDER, startSystem } from '../src/index.ts';
+import { SERVICE_NODE_FLAGS, START_ORDER, SYSTEM_PROCESS, startSystem } from '../src/index.ts';
 import type { LogEntry, RunningSystem } from '../src/index.ts';
 
 function isAlive(pid: number): boolean {
@@ -61,5 +61,63 @@ describe('startSystem', () => {
 
     await system.stop();
     expect(pids.filter((p) => isAlive(p.pid))).toEqual([]);
+  }, 120_000);
+});
+
+describe("startSystem in one process (mode 'one-process', ars up's default)", () => {
+  let dataDir: string;
+  let system: RunningSystem | undefined;
+  const logs: LogEntry[] = [];
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'ars-one-process-'));
+  });
+
+  afterAll(async () => {
+    await system?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('runs every service and the gateway in one Node process, completes a run, and stops in order', async () => {
+    system = await startSystem({
+      dataDir,
+      port: 0,
+      mode: 'one-process',
+      restart: true,
+      readyTimeoutMs: 90_000,
+      color: false,
+      onLog: (entry: LogEntry) => logs.push(entry),
+    });
+    const pids = system.processes();
+    expect(pids.map((p) => p.name).sort()).toEqual([SYSTEM_PROCESS, 'nats-server'].sort());
+    const one = pids.find((p) => p.name === SYSTEM_PROCESS);
+    const argv = (await readFile(`/proc/${one?.pid}/cmdline`, 'utf8')).split('\0');
+    expect(argv.slice(1)).toEqual([...SERVICE_NODE_FLAGS, 'deploy/src/one-process/main.ts', '']);
+
+    const client = createClient({ baseUrl: system.baseUrl, token: system.token });
+    const started = await client.call<{ task_id: string }>('start', { identity: {}, query: 'one process' });
+    let status = '';
+    for (let i = 0; i < 200 && status !== 'complete'; i++) {
+      const task = await client.call<{ task: { status: string } }>('tasks.get', {
+        identity: {},
+        task_id: started.task_id,
+      });
+      status = task.task.status;
+      if (status !== 'complete') await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(status).toBe('complete');
+    // Each line is prefixed with the service that wrote it, not with the process.
+    const sources = new Set(logs.map((entry) => entry.source));
+    for (const service of START_ORDER) expect(sources, service).toContain(service);
+
+    await system.stop();
+    expect(pids.filter((p) => isAlive(p.pid))).toEqual([]);
+    const order = logs
+      .filter((entry) => /"msg":"(gateway stopping|service stopping)"/.test(entry.raw))
+      .map((entry) => entry.source);
+    expect(order[0]).toBe('gateway');
+    expect(order).toHaveLength(7);
+    // A stop is quiet: nothing is restarted on the way down.
+    expect(logs.filter((entry) => /restart/i.test(entry.raw)).map((entry) => entry.raw)).toEqual([]);
   }, 120_000);
 });

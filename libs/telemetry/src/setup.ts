@@ -119,9 +119,9 @@ export function initTelemetry(options: TelemetryOptions): Telemetry {
   registration ??= register(options.serviceName);
   const { fanOut } = registration;
   const added: SpanProcessor[] = [];
-  if (options.otlpEndpoint !== undefined && options.otlpEndpoint !== '') {
-    added.push(new BatchSpanProcessor(new OTLPTraceExporter({ url: otlpUrl(options.otlpEndpoint) })));
-  }
+  const endpoint =
+    options.otlpEndpoint === undefined || options.otlpEndpoint === '' ? undefined : otlpUrl(options.otlpEndpoint);
+  if (endpoint !== undefined) acquireOtlp(fanOut, endpoint);
   if (options.exporter !== undefined) added.push(new SimpleSpanProcessor(options.exporter));
   for (const p of added) fanOut.add(p);
 
@@ -132,7 +132,36 @@ export function initTelemetry(options: TelemetryOptions): Telemetry {
       if (stopped) return;
       stopped = true;
       for (const p of added) fanOut.delete(p);
-      await Promise.all(added.map((p) => p.shutdown()));
+      await Promise.all([
+        ...added.map((p) => p.shutdown()),
+        endpoint === undefined ? undefined : releaseOtlp(fanOut, endpoint),
+      ]);
     },
   };
+}
+
+/**
+ * One OTLP exporter per endpoint and process, shared by every service that
+ * names it: in the one-process mode seven services would otherwise export
+ * each span seven times. The last one to shut down flushes it.
+ */
+const otlpExporters = new Map<string, { readonly processor: SpanProcessor; users: number }>();
+
+function acquireOtlp(fanOut: FanOutProcessor, url: string): void {
+  const shared = otlpExporters.get(url);
+  if (shared !== undefined) {
+    shared.users++;
+    return;
+  }
+  const processor = new BatchSpanProcessor(new OTLPTraceExporter({ url }));
+  otlpExporters.set(url, { processor, users: 1 });
+  fanOut.add(processor);
+}
+
+async function releaseOtlp(fanOut: FanOutProcessor, url: string): Promise<void> {
+  const shared = otlpExporters.get(url);
+  if (shared === undefined || --shared.users > 0) return;
+  otlpExporters.delete(url);
+  fanOut.delete(shared.processor);
+  await shared.processor.shutdown();
 }

@@ -5,12 +5,20 @@ import type { Io } from '../io.ts';
 import { startSystem } from '../supervisor.ts';
 import type { RunningSystem } from '../supervisor.ts';
 
+/** Options of `ars up` from its command line. */
+export interface UpOptions {
+  /** `--split`: one process per service instead of one for the whole system. */
+  readonly split?: boolean;
+}
+
 /**
- * `ars up`: starts the whole system and keeps it running until Ctrl-C or
- * SIGTERM, then stops every child cleanly (exit 0). A second signal kills
- * everything at once (exit 1). A crashed child is restarted with backoff.
+ * `ars up`: starts the whole system (by default every service in one Node
+ * process, `--split` or ARS_UP_MODE=split one process each) and keeps it
+ * running until Ctrl-C or SIGTERM, then stops it in order: the gateway, the
+ * services, nats-server last (exit 0). A second signal kills everything at
+ * once (exit 1). A crashed child is restarted with backoff.
  */
-export async function upCommand(io: Io): Promise<number> {
+export async function upCommand(io: Io, options: UpOptions = {}): Promise<number> {
   let config: UpConfig;
   try {
     config = parseUpConfig(io.env);
@@ -48,6 +56,7 @@ export async function upCommand(io: Io): Promise<number> {
         ...(config.NATS_URL === undefined ? {} : { natsUrl: config.NATS_URL }),
         natsMemoryLimitMiB: config.NATS_MEMORY_LIMIT_MIB,
         ...(config.MONGO_URL === undefined ? {} : { mongoUrl: config.MONGO_URL }),
+        mode: options.split === true ? 'split' : config.ARS_UP_MODE,
         restart: true,
         color: useColor(io.env, io.isTty),
         signal: controller.signal,
