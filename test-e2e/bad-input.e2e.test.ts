@@ -167,7 +167,7 @@ describe('bad input end to end', () => {
   }
 
   beforeAll(async () => {
-    sys = await startTestSystem();
+    sys = await startTestSystem({ mode: 'one-process' });
     identity = uniqueIdentity('bad');
     token = await mintToken(sys.baseUrl, { ...identity, scopes: [] });
     adminToken = await mintToken(sys.baseUrl, { ...identity, scopes: ['admin'] });

@@ -42,7 +42,7 @@ describe('events.subscribe end to end', () => {
   }
 
   beforeAll(async () => {
-    sys = await startTestSystem();
+    sys = await startTestSystem({ mode: 'one-process' });
     alice = uniqueIdentity('ev-alice');
     bob = uniqueIdentity('ev-bob');
     aliceClient = sys.client({ token: await mintToken(sys.baseUrl, { ...alice, scopes: ['admin'] }) });

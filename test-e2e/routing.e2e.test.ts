@@ -47,7 +47,7 @@ describe('routing table over the real gateway and services', () => {
   };
 
   beforeAll(async () => {
-    sys = await startTestSystem();
+    sys = await startTestSystem({ mode: 'one-process' });
     for (const method of POST_METHODS) {
       for (const route of method.routes) answers.set(`${method.name} ${route}`, await send(method, route));
     }

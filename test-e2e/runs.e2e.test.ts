@@ -69,7 +69,8 @@ describe('runs end to end', () => {
   const payload = (frame: EventFrame) => frame.payload as Record<string, unknown>;
 
   beforeAll(async () => {
-    sys = await startTestSystem({ env: RUNS_ENV });
+    // In one process, as `ars up` runs it by default (isolation.e2e and the others run one process per service).
+    sys = await startTestSystem({ env: RUNS_ENV, mode: 'one-process' });
   });
 
   afterAll(async () => {

@@ -28,6 +28,12 @@ export interface TestSystemOptions {
   readonly echoLogs?: boolean;
   /** @default 90000 (two cores, seven processes) */
   readonly readyTimeoutMs?: number;
+  /**
+   * 'one-process' (what `ars up` runs by default) or 'split' (one process
+   * per service, as deployed; needed to kill or restart one service).
+   * @default 'split'
+   */
+  readonly mode?: 'one-process' | 'split';
 }
 
 /** One running system for an e2e suite. */
@@ -50,8 +56,9 @@ export interface TestSystem {
 const KEEP_LOG_LINES = 2_000;
 
 /**
- * Starts the whole system as separate processes (`startSystem`) on a
- * temporary DATA_DIR and a free port. One per e2e suite, in `beforeAll`.
+ * Starts the whole system (`startSystem`: one process per service, or all in
+ * one with `mode: 'one-process'`) on a temporary DATA_DIR and a free port.
+ * One per e2e suite, in `beforeAll`.
  */
 export async function startTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ars-e2e-'));
@@ -71,6 +78,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
       readyTimeoutMs: options.readyTimeoutMs ?? 90_000,
       color: false,
       onLog,
+      mode: options.mode ?? 'split',
       ...(options.natsUrl === undefined ? {} : { natsUrl: options.natsUrl }),
       ...(options.mongoUrl === undefined ? {} : { mongoUrl: options.mongoUrl }),
       ...(options.env === undefined ? {} : { env: { ...options.env } }),
