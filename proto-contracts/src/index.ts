@@ -46,6 +46,8 @@ export {
   CostTotal,
   TrajectoryRef,
   TaskListFilter,
+  PAUSE_KINDS,
+  PauseKind,
   PausedRun,
   PauseListFilter,
 } from './schemas/task.ts';
@@ -292,6 +294,8 @@ export {
   ToolContextResponse,
   ReadMCPResourceRequest,
   ReadMCPResourceResponse,
+  McpAppUi,
+  McpEgress,
 } from './methods/mcp.ts';
 export {
   RunSetOverridesRequest,
@@ -384,7 +388,14 @@ export {
 } from './methods/agent-config-tiers.ts';
 
 // The internal endpoint registry (service-to-service calls) and its schemas.
-export { defineInternalEndpoint, parseInternalReply, parseInternalRequest, refuse, refusalOf } from './internal-def.ts';
+export {
+  defineInternalEndpoint,
+  parseInternalReply,
+  parseInternalRequest,
+  refuse,
+  refusalOf,
+  serviceCallerIdentity,
+} from './internal-def.ts';
 export type {
   InternalEndpointDef,
   InternalGate,
@@ -449,6 +460,14 @@ export {
   GOVERNANCE_RECORD_TOKEN_ROTATION,
   GovernanceRecordTokenRotationRequest,
   GovernanceRecordTokenRotationReply,
+  SecretPurpose,
+  SealedSecretView,
+  GOVERNANCE_SEAL_SECRET,
+  GovernanceSealSecretRequest,
+  GovernanceSealSecretReply,
+  GOVERNANCE_OPEN_SECRET,
+  GovernanceOpenSecretRequest,
+  GovernanceOpenSecretReply,
 } from './internal/governance.ts';
 export { TASKS_ERASE_SESSION, TasksEraseSessionReply } from './internal/tasks.ts';
 export {
@@ -479,6 +498,8 @@ export type { OpenApiOptions, OpenApiDocument } from './openapi.ts';
 export { EVENT_SCHEMA_ANNOTATIONS, buildEventJsonSchemas } from './event-schemas.ts';
 export type { EventJsonSchemas } from './event-schemas.ts';
 export {
+  ARTIFACT_URI_PREFIX,
+  artifactUri,
   CatalogueTool,
   MCP_CALL_TOOL,
   MCP_CANCEL_CALL,
@@ -487,6 +508,7 @@ export {
   McpCallToolRequest,
   McpCancelCallReply,
   McpCancelCallRequest,
+  OffloadedPart,
   TOOLS_CATALOGUE,
   TOOLS_RECORD_CALLS,
   ToolCallRecord,

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { isServiceError, ServiceError } from './errors.ts';
 import type { ErrorCode } from './errors.ts';
+import type { VerifiedIdentity } from './identity.ts';
 import type { ServiceName } from './method-def.ts';
 import { describeFirstIssue } from './zod-issues.ts';
 
@@ -31,6 +32,17 @@ export interface RefusalDef {
  * ignores the identity the bus carries).
  */
 export type InternalGate = 'caller' | 'admin' | 'service';
+
+/**
+ * The identity a service sends over the bus when it calls a `service`-gated
+ * endpoint with no end user behind the call (the bus carries an identity on
+ * every request): tenant `_system`, the calling service as `user`, session
+ * `_service`, no scopes. It grants nothing: the owner's kit hands the handler
+ * this same identity whatever the bus carried, so no claim can ride along.
+ */
+export function serviceCallerIdentity(service: ServiceName): VerifiedIdentity {
+  return Object.freeze({ tenant: '_system', user: service, session: '_service', scopes: Object.freeze([]) });
+}
 
 /** One row of the internal endpoint registry. */
 export interface InternalEndpointDef<

@@ -30,15 +30,19 @@ const EXPECTED = [
   '_governance.admit_llm_call',
   '_governance.effective_overrides',
   '_governance.failover',
+  '_governance.open_secret',
   '_governance.provider_key',
   '_governance.record_cost',
   '_governance.record_token_rotation',
+  '_governance.seal_secret',
   '_mcp.call_tool',
   '_mcp.cancel_call',
   '_memory.caller_read',
   '_memory.caller_write',
   '_memory.erase_session',
   '_memory.prompt_blocks',
+  '_oauth.begin',
+  '_oauth.complete',
   '_session.admit',
   '_tasks.erase_session',
   '_tools.catalogue',
@@ -59,7 +63,9 @@ describe('internal endpoint registry', () => {
       expect(endpoint.callers.length, endpoint.name).toBeGreaterThan(0);
       expect(endpoint.callers, endpoint.name).not.toContain(endpoint.service);
       expect(endpoint.request, endpoint.name).toBeInstanceOf(z.ZodObject);
-      expect(endpoint.reply, endpoint.name).toBeInstanceOf(z.ZodObject);
+      // A reply is an object, or a union of objects told apart by a member (`_oauth.begin`'s `status`).
+      const replies = endpoint.reply instanceof z.ZodDiscriminatedUnion ? endpoint.reply.options : [endpoint.reply];
+      for (const reply of replies) expect(reply, endpoint.name).toBeInstanceOf(z.ZodObject);
       // Strict: an unknown member is refused (`catchall` never).
       expect((endpoint.request as z.ZodObject).def.catchall?._zod.def.type, endpoint.name).toBe('never');
       expect(endpoint.summary.length, endpoint.name).toBeGreaterThan(0);

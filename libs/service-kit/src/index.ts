@@ -44,3 +44,25 @@ export {
 } from './erased-sessions.ts';
 export type { ErasedSessionMarkers, ErasedSessionTriple } from './erased-sessions.ts';
 export type { MemberPatch, PatchValues } from './member-patch.ts';
+export {
+  BROKER_FORMAT_VERSION,
+  BrokerActor,
+  BrokerAnswer,
+  BrokerError,
+  BrokerPurpose,
+  BrokerRequestBody,
+  BrokerSubject,
+  CREDENTIAL_BROKER_CONFIG_SHAPE,
+  brokerUrl,
+  createCredentialBrokerClient,
+  credentialBrokerOptionsOf,
+  credentialFingerprint,
+} from './credential-broker.ts';
+export type {
+  BrokerCredential,
+  BrokerFailure,
+  BrokerFetch,
+  CredentialBrokerClient,
+  CredentialBrokerOptions,
+  CredentialRequest,
+} from './credential-broker.ts';

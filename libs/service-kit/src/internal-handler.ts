@@ -1,4 +1,4 @@
-import { getInternalEndpoint, parseInternalRequest } from '@ars/contracts';
+import { getInternalEndpoint, parseInternalRequest, serviceCallerIdentity } from '@ars/contracts';
 import type { InternalEndpointDef, InternalParsedRequest, InternalReplyOut, VerifiedIdentity } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import { requireAdmin } from './authority.ts';
@@ -20,10 +20,30 @@ export interface InternalHandler {
 }
 
 /**
+ * The identity a handler receives under the endpoint's gate: the verified
+ * one for `caller` and `admin` (after the admin check); for `service`, the
+ * owner's own {@link serviceCallerIdentity}, whatever the bus carried (the
+ * body carries the capability; no claim of the caller may count).
+ */
+function gatedIdentity(endpoint: InternalEndpointDef, identity: VerifiedIdentity): VerifiedIdentity {
+  switch (endpoint.gate) {
+    case 'admin':
+      requireAdmin(endpoint.name, identity);
+      return identity;
+    case 'service':
+      return serviceCallerIdentity(endpoint.service);
+    case 'caller':
+      return identity;
+  }
+}
+
+/**
  * Binds `handle` to `endpoint`. The kit applies the endpoint's gate first
- * (`admin`: 403 `identity_scope_required` without the claim), then parses
- * the body with its request schema (400 `invalid_request` naming the first
- * bad path), and only then runs the handler, which receives the parsed body.
+ * (`admin`: 403 `identity_scope_required` without the claim; `service`: no
+ * check, and the handler gets a fixed identity that grants nothing), then
+ * parses the body with its request schema (400 `invalid_request` naming the
+ * first bad path), and only then runs the handler, which receives the
+ * parsed body.
  */
 export function serveInternal<E extends InternalEndpointDef>(
   endpoint: E,
@@ -32,8 +52,8 @@ export function serveInternal<E extends InternalEndpointDef>(
   return {
     endpoint,
     handler: async ({ identity, body }) => {
-      if (endpoint.gate === 'admin') requireAdmin(endpoint.name, identity);
-      return handle({ identity, body: parseInternalRequest(endpoint, body) });
+      const gated = gatedIdentity(endpoint, identity);
+      return handle({ identity: gated, body: parseInternalRequest(endpoint, body) });
     },
   };
 }

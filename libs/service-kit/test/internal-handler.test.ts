@@ -3,6 +3,7 @@ import { z } from 'zod';
 import {
   GOVERNANCE_RECORD_TOKEN_ROTATION,
   MEMORY_ERASE_SESSION,
+  OAUTH_COMPLETE,
   SESSION_ADMIT,
   defineInternalEndpoint,
 } from '@ars/contracts';
@@ -41,6 +42,21 @@ describe('serveInternal', () => {
       code: 'invalid_request',
     });
     expect(ran).toBe(false);
+  });
+
+  it('runs a service gate without an identity check, handing the handler an identity that grants nothing', async () => {
+    let seen: VerifiedIdentity | undefined;
+    const bound = serveInternal(OAUTH_COMPLETE, async ({ identity }) => {
+      seen = identity;
+      return { outcome: 'denied' as const, server_id: 's', binding_id: 'b', task_id: 't', run_notified: false };
+    });
+    const forged = { tenant: 'other', user: 'mallory', session: 's', scopes: ['admin'] };
+    await bound.handler({
+      method: OAUTH_COMPLETE.name,
+      identity: forged,
+      body: { state: 'x', error: 'access_denied' },
+    });
+    expect(seen).toEqual({ tenant: '_system', user: 'agent-registry', session: '_service', scopes: [] });
   });
 });
 

@@ -16,3 +16,12 @@ export type { CollectOptions, WaitForOptions } from './wait.ts';
 export { minimalBody } from './minimal-body.ts';
 export { MCP_EVERYTHING_ENTRY, startMcpEverythingHttp } from './mcp-everything.ts';
 export type { McpHttpServer } from './mcp-everything.ts';
+export { startCredentialBroker } from './credential-broker.ts';
+export type {
+  BrokerFault,
+  BrokerRequestRecord,
+  StartCredentialBrokerOptions,
+  TestCredentialBroker,
+} from './credential-broker.ts';
+export { startOAuthMcpServer } from './oauth-mcp.ts';
+export type { OAuthMcpServer, OAuthMcpServerOptions, TokenRequestSeen } from './oauth-mcp.ts';

@@ -101,7 +101,7 @@ export type ArtifactUploadBeginReply = z.infer<typeof ArtifactUploadBeginReply>;
 export const ARTIFACT_UPLOAD_BEGIN = defineInternalEndpoint({
   name: '_artifact.upload_begin',
   service: 'artifact',
-  callers: ['gateway', 'run-executor'],
+  callers: ['gateway', 'run-executor', 'agent-registry'],
   gate: 'caller',
   request: ArtifactUploadBeginRequest,
   reply: ArtifactUploadBeginReply,

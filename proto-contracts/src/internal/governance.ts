@@ -333,3 +333,102 @@ export const GOVERNANCE_RECORD_TOKEN_ROTATION = defineInternalEndpoint({
   },
   summary: "records auth.rotate_token's revocation and audit trail",
 });
+
+/**
+ * What a sealed secret is for: `oauth_grant` (an OAuth access or refresh
+ * token, or a registered client's secret, of an MCP server binding) or
+ * `oauth_flow` (the PKCE code verifier of a pending authorization). Part of
+ * the additional authenticated data: a record sealed for one purpose does
+ * not open for another.
+ */
+export const SecretPurpose = z.enum(['oauth_grant', 'oauth_flow']);
+export type SecretPurpose = z.infer<typeof SecretPurpose>;
+
+/**
+ * A secret sealed by governance (AES-256-GCM under its key-encryption key),
+ * as its caller stores it: opaque base64 parts and the non-secret id of the
+ * key that sealed it. Only governance opens it.
+ */
+export const SealedSecretView = z.strictObject({
+  ciphertext: z.string().min(1).max(131_072),
+  iv: z.string().min(1).max(64),
+  tag: z.string().min(1).max(64),
+  kek_id: z.string().min(1).max(64),
+});
+export type SealedSecretView = z.infer<typeof SealedSecretView>;
+
+const SealContext = z
+  .string()
+  .min(1)
+  .max(512)
+  .describe(
+    'what the secret is bound to, e.g. the binding id: a record sealed for one context does not open for another',
+  );
+
+/**
+ * `_governance.seal_secret`: seals `secret` for (tenant, purpose, context)
+ * under governance's key-encryption key, so that the caller (agent-registry,
+ * which keeps OAuth grants) stores it without ever holding the key. The
+ * tenant must be the calling identity's (403 `scope_mismatch`). The secret
+ * is never logged.
+ */
+export const GovernanceSealSecretRequest = z.strictObject({
+  tenant: Name,
+  purpose: SecretPurpose,
+  context: SealContext,
+  secret: z.string().min(1).max(65_536),
+});
+export type GovernanceSealSecretRequest = z.infer<typeof GovernanceSealSecretRequest>;
+
+/** The sealed record, to store as it is. */
+export const GovernanceSealSecretReply = z.object({ sealed: SealedSecretView });
+export type GovernanceSealSecretReply = z.infer<typeof GovernanceSealSecretReply>;
+
+/**
+ * `_governance.open_secret`: opens a record {@link GovernanceSealSecretRequest}
+ * sealed, given the same tenant, purpose and context. A record sealed for
+ * another tenant, purpose or context, tampered with, or sealed under another
+ * key-encryption key is refused `unreadable`. Never log `secret`.
+ */
+export const GovernanceOpenSecretRequest = z.strictObject({
+  tenant: Name,
+  purpose: SecretPurpose,
+  context: SealContext,
+  sealed: SealedSecretView,
+});
+export type GovernanceOpenSecretRequest = z.infer<typeof GovernanceOpenSecretRequest>;
+
+/** The secret in clear. */
+export const GovernanceOpenSecretReply = z.object({ secret: z.string() });
+export type GovernanceOpenSecretReply = z.infer<typeof GovernanceOpenSecretReply>;
+
+/** `_governance.seal_secret`: see {@link GovernanceSealSecretRequest}. */
+export const GOVERNANCE_SEAL_SECRET = defineInternalEndpoint({
+  name: '_governance.seal_secret',
+  service: 'governance',
+  callers: ['agent-registry'],
+  gate: 'caller',
+  request: GovernanceSealSecretRequest,
+  reply: GovernanceSealSecretReply,
+  refusals: {},
+  summary: "seals a secret for (tenant, purpose, context) under governance's key-encryption key",
+});
+
+/** `_governance.open_secret`: see {@link GovernanceOpenSecretRequest}. */
+export const GOVERNANCE_OPEN_SECRET = defineInternalEndpoint({
+  name: '_governance.open_secret',
+  service: 'governance',
+  callers: ['agent-registry'],
+  gate: 'caller',
+  request: GovernanceOpenSecretRequest,
+  reply: GovernanceOpenSecretReply,
+  refusals: {
+    unreadable: {
+      code: 'conflict',
+      retryable: false,
+      summary:
+        'the record does not open: sealed for another tenant, purpose or context, tampered with, or under another key-encryption key',
+    },
+  },
+  summary: 'opens a secret sealed by _governance.seal_secret',
+});

@@ -34,6 +34,9 @@ export const CatalogueTool = z.object({
   side_effect: SideEffectClass.describe("from the tool's annotations: readOnlyHint → read_only, idempotentHint → idempotent, else unsafe"),
   approval_policy: ApprovalPolicy,
   tags: z.array(z.string()),
+  output_schema: JsonObject.optional().describe(
+    "JSON Schema of the result's structured content, as the server declared it",
+  ),
 });
 export type CatalogueTool = z.infer<typeof CatalogueTool>;
 
@@ -76,8 +79,33 @@ export const McpCallToolRequest = z.strictObject({
 });
 export type McpCallToolRequest = z.infer<typeof McpCallToolRequest>;
 
+/**
+ * The scheme of a `resource_link` that names an artifact
+ * (`artifact://<artifact_id>`): what a result block or a resource read
+ * larger than `MCP_OFFLOAD_THRESHOLD_BYTES` is replaced by, once stored as an
+ * artifact of the run's session (readable with `artifact_read`).
+ */
+export const ARTIFACT_URI_PREFIX = 'artifact://';
+
+/** The `resource_link` uri of an artifact. */
+export function artifactUri(artifactId: string): string {
+  return `${ARTIFACT_URI_PREFIX}${artifactId}`;
+}
+
+/** One part of a result that the host stored as an artifact (and replaced by a `resource_link`). */
+export const OffloadedPart = z.object({
+  artifact_id: z.string(),
+  size_bytes: Count.describe("the artifact's size: the part's bytes, decoded from base64 for binary parts"),
+  mime_type: z.string(),
+});
+export type OffloadedPart = z.infer<typeof OffloadedPart>;
+
 export const McpCallToolReply = z.object({
-  /** MCP content blocks as the server returned them (text, image, audio, resource_link, resource). */
+  /**
+   * MCP content blocks as the server returned them (text, image, audio,
+   * resource_link, resource), except the parts offloaded to artifacts, each
+   * replaced by a `resource_link` to `artifact://<artifact_id>`.
+   */
   content: z.array(JsonObject),
   structured_content: JsonObject.optional(),
   /** The server reported a tool-level error (`isError`): the call ran and failed. */
@@ -86,6 +114,8 @@ export const McpCallToolReply = z.object({
   bytes_out: Count,
   /** The server's time for the call as the host measured it, in ms. */
   server_ms: z.number().nonnegative(),
+  /** The parts stored as artifacts (what `_tools.record_calls` counts as `artifacts_offloaded`); absent: none. */
+  offloaded: z.array(OffloadedPart).optional(),
 });
 export type McpCallToolReply = z.infer<typeof McpCallToolReply>;
 
@@ -120,10 +150,17 @@ export const MCP_CALL_TOOL = defineInternalEndpoint({
       retryable: false,
       summary: 'the server is OAuth-bound and the grant of the run\'s binding scope is missing, revoked or expired: authorize with `_oauth.begin`',
     },
+    offload_failed: {
+      code: 'unavailable',
+      retryable: true,
+      summary:
+        'the result is over MCP_OFFLOAD_THRESHOLD_BYTES and could not be stored as artifacts (the artifact service refused or did not answer)',
+    },
     result_too_large: {
       code: 'payload_too_large',
       retryable: false,
-      summary: 'the result is larger than the host forwards (MCP_RESULT_MAX_BYTES)',
+      summary:
+        'the result is larger than the host offloads (MCP_OFFLOAD_MAX_BYTES), or, offloaded, still larger than it forwards (MCP_RESULT_MAX_BYTES)',
     },
   },
   summary: "one call of an MCP tool for the owner's run",
@@ -169,10 +206,21 @@ export type ToolCallRecord = z.infer<typeof ToolCallRecord>;
 export const ToolsRecordCallsRequest = z.strictObject({
   tenant: z.string().min(1),
   calls: z.array(ToolCallRecord).min(1).max(1_000),
+  batch_id: z
+    .string()
+    .min(1)
+    .max(128)
+    .optional()
+    .describe(
+      "the sender's id of the batch, the same on every retry: a batch id the host counted already (within 24 h) is not counted again",
+    ),
 });
 export type ToolsRecordCallsRequest = z.infer<typeof ToolsRecordCallsRequest>;
 
-export const ToolsRecordCallsReply = z.object({ recorded: Count });
+export const ToolsRecordCallsReply = z.object({
+  recorded: Count.describe('calls counted by this request (0 for a repeated batch)'),
+  duplicate: z.boolean().optional().describe('true: the batch id was counted before, nothing was added'),
+});
 export type ToolsRecordCallsReply = z.infer<typeof ToolsRecordCallsReply>;
 
 export const TOOLS_RECORD_CALLS = defineInternalEndpoint({

@@ -54,13 +54,28 @@ export const MCPServersListResponse = versioned({ ...pageOf(McpServer) });
 
 /** mcp.servers.policy: the policy applied to a server's tools. */
 export const MCPServerPolicyRequest = byServer();
+/** Where a connection's traffic goes: the process it runs, or the host it reaches. */
+export const McpEgress = z.looseObject({
+  transport: z.string().describe('stdio | streamable_http | sse'),
+  kind: z.enum(['process', 'network']).describe('process: a stdio server spawned by the host; network: an HTTP server'),
+  command: z.string().optional().describe('stdio: the command run (its arguments are not shown)'),
+  scheme: z.string().optional().describe('network: http | https'),
+  host: z.string().optional().describe('network: host[:port] of the server URL'),
+});
+export type McpEgress = z.infer<typeof McpEgress>;
+
 /** Response of `mcp.servers.policy`. */
 export const MCPServerPolicyResponse = versioned({
   server_id: z.string(),
   raw_html_trusted: z.boolean(),
   approval_policy: JsonObject.optional(),
-  allowed_tools: z.array(z.string()).optional(),
-  egress: JsonObject.optional(),
+  allowed_tools: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "exposed names (<server_id>__<tool>) of the server's tools a run may see under the agent's tool_exposure; absent while the server cannot list its tools",
+    ),
+  egress: McpEgress.optional(),
 });
 
 /** mcp.servers.probe: connect and list tools now. */
@@ -119,26 +134,62 @@ export const MCPServerRevokeBindingRequest = requestOf({ server_id: Id, binding_
 export const MCPServerRevokeBindingResponse = versioned({ binding_id: z.string(), revoked: z.boolean() });
 
 /** mcp.servers.set_raw_html_trust (admin): whether an app's raw HTML is rendered. */
-export const MCPServerSetRawHTMLTrustRequest = requestOf({ server_id: Id, trusted: z.boolean() });
+export const MCPServerSetRawHTMLTrustRequest = requestOf({
+  server_id: Id,
+  agent_id: Id.optional().describe(
+    "the agent whose connection server_id names; absent: the server id on every agent of the tenant (an agent's own setting wins)",
+  ),
+  trusted: z.boolean(),
+});
 /** Response of `mcp.servers.set_raw_html_trust`. */
-export const MCPServerSetRawHTMLTrustResponse = versioned({ server_id: z.string(), trusted: z.boolean() });
+export const MCPServerSetRawHTMLTrustResponse = versioned({
+  server_id: z.string(),
+  agent_id: z.string().optional(),
+  trusted: z.boolean(),
+  changed: z.boolean().optional().describe('false: the setting was already this (no event published)'),
+});
 
 /** mcp.apps.call_tool: call a tool of an MCP app on behalf of its UI. */
 export const MCPAppCallToolRequest = requestOf({
   server_id: Id,
-  tool_name: z.string().min(1).max(256),
+  tool_name: z.string().min(1).max(256).describe("the tool's own name on its server"),
   arguments: JsonObject.default({}),
-  tool_call_id: Id.optional().describe('the originating tool call (mcp.app_available ToolCallID)'),
+  tool_call_id: Id.describe(
+    "the originating tool call (mcp.app_available ToolCallID): its app context must be the caller's",
+  ),
 });
 /** Response of `mcp.apps.call_tool`. */
 export const MCPAppCallToolResponse = versioned({
   is_error: z.boolean(),
-  content: z.array(JsonObject).describe('MCP content blocks'),
+  content: z
+    .array(JsonObject)
+    .describe('MCP content blocks; a part over the offload threshold is a resource_link to artifact://<artifact_id>'),
   structured_content: JsonObject.optional(),
 });
 
 /** mcp.apps.tool_context: the context of an app's tool call. */
 export const ToolContextRequest = requestOf({ server_id: Id, tool_call_id: Id });
+
+/** How a console renders an app's UI resource. */
+export const McpAppUi = z.looseObject({
+  mode: z
+    .enum(['raw_html', 'sandboxed'])
+    .describe('raw_html: the server is trusted and html is given; sandboxed: read it and render it in a sandbox'),
+  mime_type: z.string().describe('text/html;profile=mcp-app'),
+  html: z.string().optional().describe('raw_html only: the UI resource as the server gave it'),
+  sandbox: z
+    .looseObject({
+      iframe_sandbox: z.string().describe('the iframe sandbox attribute: scripts only, never same-origin'),
+      csp: z.string().describe("the Content-Security-Policy to serve the view with (from the resource's _meta.ui.csp)"),
+      read_with: z.string().describe('the method that reads the HTML: mcp.servers.read_resource'),
+    })
+    .optional(),
+  resource_meta: JsonObject.optional().describe(
+    "the resource's _meta.ui (csp, permissions, domain, prefersBorder), when read",
+  ),
+});
+export type McpAppUi = z.infer<typeof McpAppUi>;
+
 /** Response of `mcp.apps.tool_context`. */
 export const ToolContextResponse = versioned({
   server_id: z.string(),
@@ -147,7 +198,22 @@ export const ToolContextResponse = versioned({
   resource_uri: z.string().optional(),
   display_mode: z.string().optional(),
   raw_html_trusted: z.boolean(),
-  context: JsonObject,
+  context: z
+    .looseObject({
+      agent_id: z.string(),
+      run: z.string(),
+      session: z.string(),
+      arguments: JsonObject,
+      result: z.looseObject({
+        content: z.array(JsonObject),
+        structured_content: JsonObject.optional(),
+        is_error: z.boolean(),
+      }),
+      created_at: Timestamp,
+      expires_at: Timestamp,
+    })
+    .describe('the recorded call: who ran it, its arguments and its result'),
+  ui: McpAppUi,
 });
 
 /** mcp.servers.read_resource. */
@@ -165,6 +231,9 @@ export const ReadMCPResourceResponse = versioned({
       mime_type: z.string().optional(),
       text: z.string().optional(),
       blob_base64: z.string().optional(),
+      artifact_id: z.string().optional().describe('offloaded: the artifact holding the content (text and blob absent)'),
+      size_bytes: z.int().nonnegative().optional().describe('offloaded: the content size in bytes'),
+      resource_link: JsonObject.optional().describe('offloaded: a resource_link block to artifact://<artifact_id>'),
     }),
   ),
 });

@@ -63,6 +63,12 @@ export const McpConnection = z.strictObject({
   command: z.string().min(1).optional().describe('stdio'),
   args: z.array(z.string()).max(100).optional(),
   oauth_provider: z.string().min(1).optional().describe('provider_name of an installed OAuth provider'),
+  binding_scope: z
+    .enum(['tenant', 'user', 'session'])
+    .optional()
+    .describe(
+      "OAuth-bound servers: whose grant a run uses: the tenant's one grant, the run owner's (user, the default) or the run's session's",
+    ),
   approval_policy: ApprovalPolicy.optional(),
 });
 export type McpConnection = z.infer<typeof McpConnection>;

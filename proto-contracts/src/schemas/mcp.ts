@@ -27,8 +27,12 @@ export const McpBinding = record({
   tenant: z.string(),
   user: z.string().optional(),
   session: z.string().optional(),
-  state: z.string(),
+  state: z.string().describe('active | expired | revoked | pending'),
   scopes: z.array(z.string()).optional(),
   expires_at: Timestamp.optional(),
+  agent_id: z.string().optional().describe('the agent whose connection the binding serves'),
+  provider_name: z.string().optional().describe("the connection's OAuth provider; the server id when discovered"),
+  refreshable: z.boolean().optional().describe('a refresh token is held'),
+  updated_at: Timestamp.optional(),
 });
 export type McpBinding = z.infer<typeof McpBinding>;

@@ -116,19 +116,37 @@ export const TaskListFilter = z.strictObject({
 });
 export type TaskListFilter = z.infer<typeof TaskListFilter>;
 
+/**
+ * What a pause waits for: a resume (`pause`), a human decision on a tool call
+ * (`approval`), or the user authorizing an OAuth-bound MCP server (`auth`).
+ */
+export const PAUSE_KINDS = ['pause', 'approval', 'auth'] as const;
+export const PauseKind = z.enum(PAUSE_KINDS);
+export type PauseKind = z.infer<typeof PauseKind>;
+
 /** A run currently parked on a pause (for example awaiting human approval). */
 export const PausedRun = record({
   token: z.string().describe('the pause token (pause.requested Token); approve/reject name it'),
   task_id: z.string(),
   reason: z.string(),
-  tool: z.string().optional().describe('the tool awaiting approval; absent for a plain pause'),
+  kind: PauseKind.optional().describe('what the pause waits for (absent on records of older executors)'),
+  tool: z
+    .string()
+    .optional()
+    .describe('the tool awaiting approval (kind approval) or the MCP server id awaiting authorization (kind auth)'),
+  authorize_url: z
+    .string()
+    .optional()
+    .describe('kind auth: where the user authorizes (tool.auth_required AuthorizeURL of the current flow)'),
   requested_at: Timestamp,
   tenant: z.string(),
   user: z.string(),
   session: z.string(),
   tags: z.array(z.string()).optional(),
   args_summary: z.unknown().optional(),
-  expires_at: Timestamp.optional().describe('when the approval timeout ends the wait, if the policy has one'),
+  expires_at: Timestamp.optional().describe(
+    'when the approval timeout (kind approval) or the authorization flow (kind auth) ends the wait, if there is one',
+  ),
 });
 export type PausedRun = z.infer<typeof PausedRun>;
 

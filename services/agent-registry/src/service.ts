@@ -11,18 +11,21 @@ import { createSkillHandlers } from './handlers/skills.handler.ts';
 import { createTenantOverridesSource } from './handlers/tenant-overrides.ts';
 import { createUserVariantHandlers } from './handlers/user-variant.handler.ts';
 import { createMcpHost } from './mcp/index.ts';
+import { createOAuthModule } from './oauth/index.ts';
 import { createRetirementRepository } from './store/retirement.repository.ts';
 import { createRevisionRepository } from './store/revision.repository.ts';
 import { createSessionSettingsRepository } from './store/session-settings.repository.ts';
 import { createSkillRepository } from './store/skill.repository.ts';
 import { createToolsModule } from './tools/index.ts';
+import { createCallMetricsRepository } from './tools/call-metrics.repository.ts';
 
 /**
  * The agent-registry service: agent_config.* (revisions, tiers, skills), agents.* (fleet registry and control), tools.* and mcp.*.
  * Built so far: every `agent_config.*` method (admin tier, session-user tier, per-user variant tier) and the internal
- * `_agent.resolve` and `_agent.effective_config`; the MCP host (`mcp.servers.*`, `_mcp.call_tool`, `_mcp.cancel_call`,
- * see `mcp/`); the tool catalogue (`tools.*`, `_tools.catalogue`, `_tools.record_calls`, see `tools/`). Still
- * `unimplemented`: agents.*, mcp.apps.*, the OAuth binding methods and `tools.revoke_oauth`.
+ * `_agent.resolve` and `_agent.effective_config`; the MCP host (`mcp.servers.*`, `mcp.apps.*`, `_mcp.call_tool`, `_mcp.cancel_call`,
+ * see `mcp/`); the tool catalogue (`tools.*`, `_tools.catalogue`, `_tools.record_calls`, see `tools/`); OAuth-bound
+ * MCP servers (`_oauth.begin`, `_oauth.complete`, `mcp.servers.bindings.list`, `refresh_binding`, `revoke_binding`,
+ * `tools.revoke_oauth`, see `oauth/`). Still `unimplemented`: agents.*.
  */
 export const agentRegistryService = defineService({
   name: 'agent-registry',
@@ -39,8 +42,36 @@ export const agentRegistryService = defineService({
     const erased = createErasedSessionMarkers(store);
     const lookup = { revisions, retirements, defaultAgentId: config.DEFAULT_AGENT_ID };
     const tenantOverrides = createTenantOverridesSource(rpc, logger);
-    const mcp = createMcpHost({ ...lookup, variants, sessionSettings, config, bus, publisher, logger });
-    const tools = await createToolsModule({ store, host: mcp.toolHost });
+    const metrics = await createCallMetricsRepository(store);
+    const oauth = await createOAuthModule({
+      store,
+      rpc,
+      bus,
+      publisher,
+      logger,
+      config,
+      lookup: { ...lookup, variants, sessionSettings },
+    });
+    const mcp = await createMcpHost({
+      ...lookup,
+      variants,
+      sessionSettings,
+      config,
+      bus,
+      publisher,
+      logger,
+      store,
+      rpc,
+      recordCall: (tenant, call) => metrics.record(tenant, [call]),
+      oauth: oauth.gate,
+    });
+    const tools = await createToolsModule({
+      store,
+      host: mcp.toolHost,
+      metrics,
+      retentionDays: config.TOOL_METRICS_RETENTION_DAYS,
+      logger,
+    });
     return {
       handlers: {
         ...createRevisionHandlers({ ...lookup, publisher }),
@@ -51,6 +82,7 @@ export const agentRegistryService = defineService({
         ...createUserVariantHandlers({ ...lookup, variants, publisher }),
         ...mcp.handlers,
         ...tools.handlers,
+        ...oauth.handlers,
       },
       internalHandlers: [
         createAgentResolveHandler(lookup),
@@ -65,8 +97,12 @@ export const agentRegistryService = defineService({
         createEraseSessionHandler({ skills, sessionSettings, erased }),
         ...mcp.internalHandlers,
         ...tools.internalHandlers,
+        ...oauth.internalHandlers,
       ],
-      stop: () => mcp.stop(),
+      stop: async () => {
+        await tools.stop();
+        await mcp.stop();
+      },
     };
   },
 });

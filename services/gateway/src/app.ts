@@ -7,12 +7,14 @@ import { EventHub } from './events/event-hub.ts';
 import { EventStream } from './events/event-stream.ts';
 import { createClientErrorHandler } from './http/client-error.ts';
 import { installErrorEnvelope, sendFrameworkError } from './http/errors.ts';
+import { loggableUrl } from './http/loggable-url.ts';
 import { installUnreadBodyPolicy } from './http/unread-body.ts';
 import { HttpCounters, LOCAL_METHODS, createCapabilitySource, createLocalHandlers } from './local/index.ts';
 import type { LocalHandler } from './local/index.ts';
 import type { GatewayDeps } from './ports.ts';
 import { devRoutes } from './routes/dev.routes.ts';
 import { methodsRoutes } from './routes/methods.routes.ts';
+import { oauthCallbackRoutes } from './routes/oauth-callback.routes.ts';
 import { opsRoutes } from './routes/ops.routes.ts';
 
 /** The built gateway: the fastify instance plus the handlers it answers locally (also served on NATS). */
@@ -32,6 +34,8 @@ const DEFAULT_SEARCH_SOURCE_TIMEOUT_MS = 5_000;
 const DEFAULT_REVOCATION_DELIVERY_WAIT_MS = 2_000;
 const DEFAULT_DEV_TOKEN_TTL = 43_200;
 const DEFAULT_CAPABILITIES_CACHE_MS = 2_000;
+/** `_oauth.complete` exchanges a code with an authorization server: room for its token endpoint. */
+const DEFAULT_OAUTH_CALLBACK_TIMEOUT_MS = 15_000;
 /** Event stream defaults (see `EventLimits`). */
 export const EVENT_DEFAULTS = {
   heartbeatMs: 15_000,
@@ -110,7 +114,7 @@ export function buildGateway(deps: GatewayDeps): GatewayApp {
     request.log.info(
       {
         method: request.method,
-        url: request.url,
+        url: loggableUrl(request.url),
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10,
       },
@@ -119,6 +123,10 @@ export function buildGateway(deps: GatewayDeps): GatewayApp {
   });
 
   void app.register(opsRoutes, { bus: deps.bus });
+  void app.register(oauthCallbackRoutes, {
+    rpc: deps.rpc,
+    timeoutMs: deps.limits?.oauthCallbackTimeoutMs ?? DEFAULT_OAUTH_CALLBACK_TIMEOUT_MS,
+  });
   void app.register(methodsRoutes, {
     authenticator: {
       verifier: deps.verifier,

@@ -311,6 +311,8 @@ export interface GatewayDeps {
      */
     readonly tokenClockToleranceSeconds?: number;
     readonly events?: EventLimits;
+    /** Bounds the OAuth callback's `_oauth.complete` (a code exchange with an authorization server), in ms. @default 15000 */
+    readonly oauthCallbackTimeoutMs?: number;
   };
   /** Milliseconds clock for uptime; @default performance.now */
   readonly now?: () => number;

@@ -10,6 +10,7 @@ import { governancePostureHandler, llmPostureHandler } from './handlers/posture.
 import { providerKeyHandler } from './handlers/provider-key.handler.ts';
 import { recordCostHandler } from './handlers/record-cost.handler.ts';
 import { rotateKeyHandler } from './handlers/rotate-key.handler.ts';
+import { openSecretHandler, sealSecretHandler } from './handlers/sealed-secret.handler.ts';
 import { setPostureHandler } from './handlers/set-posture.handler.ts';
 import { getTenantOverridesHandler, setTenantOverridesHandler } from './handlers/tenant-overrides.handler.ts';
 import { recordTokenRotationHandler } from './handlers/token-rotation.handler.ts';
@@ -74,6 +75,8 @@ async function buildGovernance(
       effectiveOverridesHandler(ctx),
       providerKeyHandler(ctx),
       recordTokenRotationHandler(ctx),
+      sealSecretHandler(ctx),
+      openSecretHandler(ctx),
     ],
   };
 }

@@ -1,4 +1,4 @@
-import type { McpConnection } from '@ars/contracts';
+import type { McpConnection, OAuthMcpCapability, OAuthProviderConfig } from '@ars/contracts';
 import { resolveEffectiveConfig } from '../domain/effective-config.ts';
 import { liveAgent } from '../handlers/agent-state.ts';
 import type { AgentLookup } from '../handlers/agent-state.ts';
@@ -26,6 +26,10 @@ export interface AgentServers {
   /** The revision (the user's variant revision when it applied); null for the built-in default. */
   readonly revision_id: string | null;
   readonly connections: readonly McpConnection[];
+  /** The agent's OAuth providers (a connection's `oauth_provider` names one). */
+  readonly oauth_providers?: readonly OAuthProviderConfig[];
+  /** The scopes the agent's servers need, per server and provider. */
+  readonly oauth_capabilities?: readonly OAuthMcpCapability[];
 }
 
 /** Agents read per tenant at most by the public listing. */
@@ -56,6 +60,8 @@ export async function runServers(
     agent_id: agentId,
     revision_id: effective.variant_revision_id ?? effective.revision_id,
     connections: effective.config.mcp_connections ?? [],
+    oauth_providers: effective.config.oauth_providers ?? [],
+    oauth_capabilities: effective.config.oauth_mcp_capabilities ?? [],
   };
 }
 
@@ -69,7 +75,13 @@ export async function tenantServers(deps: AgentLookup, tenant: string): Promise<
   for (const agent of agents) {
     const connections = agent?.config.mcp_connections ?? [];
     if (agent === null || connections.length === 0) continue;
-    servers.push({ agent_id: agent.agent_id, revision_id: agent.revision_id, connections });
+    servers.push({
+      agent_id: agent.agent_id,
+      revision_id: agent.revision_id,
+      connections,
+      oauth_providers: agent.config.oauth_providers ?? [],
+      oauth_capabilities: agent.config.oauth_mcp_capabilities ?? [],
+    });
   }
   return servers;
 }

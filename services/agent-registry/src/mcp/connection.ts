@@ -1,4 +1,7 @@
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
@@ -45,11 +48,20 @@ function isParseFailure(error: Error): boolean {
   return /ZodError$/.test(error.name) || error instanceof SyntaxError;
 }
 
+/** An HTTP 401: the server wants a token the connection does not carry (or one it refused). */
+function isUnauthorized(error: unknown): boolean {
+  return (error instanceof StreamableHTTPError || error instanceof SseError) && error.code === 401;
+}
+
 /** One server's connection (see the module comment); the pool creates it, its first use opens it. */
 export class ServerConnection {
   readonly #settings: ConnectionSettings;
   readonly #hooks: ConnectionHooks;
   readonly #log: Logger;
+  /** An OAuth-bound server's grant: the transport sends its access token. */
+  readonly #authProvider: OAuthClientProvider | undefined;
+  /** The last attempt to open failed with HTTP 401. */
+  #unauthorized = false;
   #state: ConnectionState = 'pending';
   #opened: OpenedClient | undefined;
   #opening: Promise<OpenedClient> | undefined;
@@ -72,12 +84,20 @@ export class ServerConnection {
   readonly key: string;
   readonly spec: McpConnection;
 
-  constructor(key: string, spec: McpConnection, settings: ConnectionSettings, hooks: ConnectionHooks, logger: Logger) {
+  constructor(
+    key: string,
+    spec: McpConnection,
+    settings: ConnectionSettings,
+    hooks: ConnectionHooks,
+    logger: Logger,
+    authProvider?: OAuthClientProvider,
+  ) {
     this.key = key;
     this.spec = spec;
     this.#settings = settings;
     this.#hooks = hooks;
     this.#log = logger;
+    this.#authProvider = authProvider;
   }
 
   get state(): ConnectionState {
@@ -86,6 +106,11 @@ export class ServerConnection {
 
   get serverId(): string {
     return this.spec.server_id;
+  }
+
+  /** Whether the last attempt to open was answered HTTP 401 (an OAuth-bound server reached without a grant). */
+  get unauthorized(): boolean {
+    return this.#unauthorized;
   }
 
   /** The cached discovery (empty lists before the first one). */
@@ -246,6 +271,7 @@ export class ServerConnection {
       (opened) => this.#connected(opened, reopening),
       (error: unknown) => {
         this.#failures += 1;
+        this.#unauthorized = isUnauthorized(error);
         this.#fail(error instanceof Error ? error.message : String(error), reopening ? 'reattach_failed' : 'failed');
         throw unavailable(this.serverId, this.#lastError?.message ?? 'could not connect');
       },
@@ -266,6 +292,7 @@ export class ServerConnection {
       stdioMaxMessageBytes: this.#settings.stdioMaxMessageBytes,
       logger: this.#log,
       prepare: (client) => this.#wire(client),
+      ...(this.#authProvider === undefined ? {} : { authProvider: this.#authProvider }),
     });
     const opened = await withDeadline(attempt, this.#settings.connectTimeoutMs, 'connect');
     try {
@@ -285,6 +312,7 @@ export class ServerConnection {
     this.#opened = opened;
     this.#state = 'connected';
     this.#everConnected = true;
+    this.#unauthorized = false;
     this.#connectedAt = Date.now();
     if (reopening) {
       this.#restarts += 1;

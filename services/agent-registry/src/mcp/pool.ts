@@ -4,10 +4,13 @@ import type { EventPublisher } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
 import { ServerConnection } from './connection.ts';
 import type { ConnectionSettings, ConnectionState, LifecycleEvent } from './connection-types.ts';
+import type { PoolBinding } from './oauth-gate.ts';
 
 /**
  * The live MCP connections of this replica, one per (tenant, agent id,
- * connection definition, server id). The definition's content hash stands
+ * connection definition, server id, and for an OAuth-bound server the
+ * binding whose grant it carries: two users never share a token). The
+ * definition's content hash stands
  * for the revision: every revision (and every user variant) that leaves a
  * server's definition unchanged shares its connection, and a changed
  * definition gets a new one while the old one idles out. Idle connections
@@ -36,14 +39,29 @@ export interface PooledConnection {
   readonly agent_id: string;
   readonly opener: Opener;
   readonly connection: ServerConnection;
+  /** The OAuth binding whose grant the connection carries. */
+  readonly binding_id?: string;
 }
 
 /** The pool of this replica's MCP connections. */
 export interface ConnectionPool {
-  /** The connection for `spec` of `agentId` in `tenant`, created (not yet opened) on first ask. */
-  connection(tenant: string, agentId: string, spec: McpConnection, opener: Opener): ServerConnection;
-  /** The connection if this replica has one. */
-  find(tenant: string, agentId: string, spec: McpConnection): ServerConnection | undefined;
+  /**
+   * The connection for `spec` of `agentId` in `tenant` (carrying `binding`'s
+   * grant, for an OAuth-bound server), created (not yet opened) on first ask.
+   */
+  connection(
+    tenant: string,
+    agentId: string,
+    spec: McpConnection,
+    opener: Opener,
+    binding?: PoolBinding,
+  ): ServerConnection;
+  /** The connection if this replica has one (of `bindingId`'s grant, when given). */
+  find(tenant: string, agentId: string, spec: McpConnection, bindingId?: string): ServerConnection | undefined;
+  /** Closes and forgets every connection carrying `bindingId`'s grant; answers how many. */
+  closeBinding(bindingId: string): Promise<number>;
+  /** Closes and forgets `connection` (one that turned out to need a grant). */
+  drop(connection: ServerConnection): Promise<void>;
   /** Closes connections idle past the limit; answers how many. */
   sweep(at?: number): Promise<number>;
   /** Closes every connection. */
@@ -51,8 +69,8 @@ export interface ConnectionPool {
 }
 
 /** The pool key: NUL cannot occur in a tenant or an agent id. */
-function keyOf(tenant: string, agentId: string, spec: McpConnection): string {
-  return [tenant, agentId, spec.server_id, contentHash(spec)].join('\u0000');
+function keyOf(tenant: string, agentId: string, spec: McpConnection, bindingId = ''): string {
+  return [tenant, agentId, spec.server_id, contentHash(spec), bindingId].join('\u0000');
 }
 
 function lifecyclePublisher(deps: PoolDeps, tenant: string, agentId: string, spec: McpConnection, opener: Opener) {
@@ -115,8 +133,8 @@ export function createConnectionPool(deps: PoolDeps): ConnectionPool {
   timer?.unref();
 
   return {
-    connection(tenant, agentId, spec, opener) {
-      const key = keyOf(tenant, agentId, spec);
+    connection(tenant, agentId, spec, opener, binding) {
+      const key = keyOf(tenant, agentId, spec, binding?.binding_id);
       const existing = pooled.get(key);
       if (existing !== undefined) return existing.connection;
       const logger = deps.logger.child({ tenant, agent_id: agentId, server_id: spec.server_id });
@@ -129,11 +147,23 @@ export function createConnectionPool(deps: PoolDeps): ConnectionPool {
           onResourceUpdated: resourcePublisher(deps, spec),
         },
         logger,
+        binding?.authProvider,
       );
-      pooled.set(key, { tenant, agent_id: agentId, opener, connection });
+      const bound = binding === undefined ? {} : { binding_id: binding.binding_id };
+      pooled.set(key, { tenant, agent_id: agentId, opener, connection, ...bound });
       return connection;
     },
-    find: (tenant, agentId, spec) => pooled.get(keyOf(tenant, agentId, spec))?.connection,
+    find: (tenant, agentId, spec, bindingId) => pooled.get(keyOf(tenant, agentId, spec, bindingId))?.connection,
+    async closeBinding(bindingId) {
+      const bound = [...pooled.entries()].filter(([, p]) => p.binding_id === bindingId);
+      for (const [key] of bound) pooled.delete(key);
+      await Promise.all(bound.map(([, p]) => p.connection.close()));
+      return bound.length;
+    },
+    async drop(connection) {
+      if (pooled.get(connection.key)?.connection === connection) pooled.delete(connection.key);
+      await connection.close();
+    },
     sweep,
     async close() {
       clearInterval(timer);

@@ -1,5 +1,5 @@
 import { ServiceError } from '@ars/contracts';
-import type { McpConnection, McpServer } from '@ars/contracts';
+import type { McpConnection, McpEgress, McpServer, ToolExposure } from '@ars/contracts';
 import { liveAgent } from '../handlers/agent-state.ts';
 import type { AgentLookup } from '../handlers/agent-state.ts';
 import { tenantServers } from './agent-servers.ts';
@@ -60,8 +60,15 @@ export async function locateServer(
   return matches[0] as LocatedServer;
 }
 
-/** The public record of a server; `connection` is this replica's, when it has one. */
-export function serverRecord(located: LocatedServer, connection: ServerConnection | undefined): McpServer {
+/**
+ * The public record of a server; `connection` is this replica's, when it
+ * has one; `rawHtmlTrusted` the tenant's `mcp.servers.set_raw_html_trust`.
+ */
+export function serverRecord(
+  located: LocatedServer,
+  connection: ServerConnection | undefined,
+  rawHtmlTrusted = false,
+): McpServer {
   const { agent, spec } = located;
   const discovered = connection?.discoveredAt;
   const health = connection?.health();
@@ -73,12 +80,32 @@ export function serverRecord(located: LocatedServer, connection: ServerConnectio
     state: connection?.state ?? 'configured',
     agent_id: agent.agent_id,
     revision_id: agent.revision_id ?? '',
-    raw_html_trusted: false,
+    raw_html_trusted: rawHtmlTrusted,
     ...(discovered === undefined ? {} : { tool_count: connection?.tools.length ?? 0, last_discovery_at: discovered }),
     // Loose members: the transport actually in use (`sse` after a fallback) and the last failure.
     ...(health?.state === 'connected' ? { transport_in_use: health.transport } : {}),
     ...(health?.last_error === undefined ? {} : { last_error: health.last_error }),
   };
+}
+
+/** Where a connection's traffic goes (`mcp.servers.policy` egress): the command it runs, or the host it reaches. */
+export function egressOf(spec: McpConnection): McpEgress {
+  if (spec.transport === 'stdio' || spec.url === undefined) {
+    return {
+      transport: spec.transport,
+      kind: 'process',
+      ...(spec.command === undefined ? {} : { command: spec.command }),
+    };
+  }
+  const url = new URL(spec.url);
+  return { transport: spec.transport, kind: 'network', scheme: url.protocol.replace(/:$/, ''), host: url.host };
+}
+
+/** The exposed names of `tools` a run may see under the agent's `tool_exposure` (absent: all). */
+export function allowedTools(exposed: readonly string[], exposure: ToolExposure | undefined): string[] {
+  if (exposure === undefined || exposure.mode === 'all') return [...exposed];
+  const listed = new Set(exposure.tools);
+  return exposed.filter((name) => (exposure.mode === 'allow_list' ? listed.has(name) : !listed.has(name)));
 }
 
 /** Items per page of the prompt and resource lists (their requests carry no limit). */

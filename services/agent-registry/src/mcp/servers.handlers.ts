@@ -1,7 +1,6 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import {
   isServiceError,
-  MCPServerBindingsListRequest,
   MCPServerGetRequest,
   MCPServerHealthRequest,
   MCPServerPolicyRequest,
@@ -15,7 +14,6 @@ import {
   ServiceError,
 } from '@ars/contracts';
 import type {
-  MCPServerBindingsListResponse,
   MCPServerHealthResponse,
   MCPServerPolicyResponse,
   MCPServerProbeResponse,
@@ -28,10 +26,24 @@ import type {
 } from '@ars/contracts';
 import type { RpcHandler } from '@ars/bus';
 import { reconcileIdentity, typedMethod } from '@ars/service-kit';
+import { liveAgent } from '../handlers/agent-state.ts';
 import type { AgentLookup } from '../handlers/agent-state.ts';
+import { visibleToModel } from './apps.ts';
 import type { ServerConnection } from './connection.ts';
+import type { HtmlTrustRepository } from './html-trust.repository.ts';
+import { exposedToolName } from './naming.ts';
+import { OffloadRefusal } from './offload.ts';
+import type { Offloader } from './offload.ts';
 import type { ConnectionPool } from './pool.ts';
-import { DISCOVERY_PAGE_SIZE, locateServer, offsetPage, serverRecord, serversOfTenant } from './server-view.ts';
+import {
+  allowedTools,
+  DISCOVERY_PAGE_SIZE,
+  egressOf,
+  locateServer,
+  offsetPage,
+  serverRecord,
+  serversOfTenant,
+} from './server-view.ts';
 import type { LocatedServer } from './server-view.ts';
 
 /**
@@ -49,6 +61,10 @@ export interface ServerHandlerDeps {
   readonly pool: ConnectionPool;
   /** Bounds one MCP request made for a public method, in ms. */
   readonly requestTimeoutMs: number;
+  /** The tenants' raw HTML trust (`raw_html_trusted`); absent: nothing is trusted. */
+  readonly trust?: HtmlTrustRepository;
+  /** Offloads large resource reads; absent: a read is answered whole. */
+  readonly offloader?: Offloader;
 }
 
 const versioned = <T extends object>(result: T) => ({ ...result, protocol_version: PROTOCOL_VERSION });
@@ -58,7 +74,7 @@ function errorText(error: unknown): string {
 }
 
 /** A failed MCP request of a public read, as its answer. */
-function readFailure(serverId: string, error: unknown): ServiceError {
+export function readFailure(serverId: string, error: unknown): ServiceError {
   if (isServiceError(error)) return error;
   if (error instanceof McpError) {
     if (error.code === ErrorCode.RequestTimeout)
@@ -72,6 +88,7 @@ function readFailure(serverId: string, error: unknown): ServiceError {
 
 export function createMcpServerHandlers(deps: ServerHandlerDeps): Record<string, RpcHandler> {
   const { lookup, pool } = deps;
+  const trustOf = async (tenant: string) => (deps.trust === undefined ? () => false : deps.trust.ofTenant(tenant));
 
   /** The caller's tenant (the body identity reconciled under the method's rules) and the server the body names. */
   async function target(method: string, verified: VerifiedIdentity, body: MCPServerGetRequest) {
@@ -89,6 +106,44 @@ export function createMcpServerHandlers(deps: ServerHandlerDeps): Record<string,
     });
   }
 
+  /** A read's contents with its large items stored as artifacts (413 past the cap, 503 when storing fails). */
+  async function offloadRead(
+    contents: readonly Record<string, unknown>[],
+    origin: Parameters<Offloader['resourceContents']>[1],
+  ) {
+    if (deps.offloader === undefined) return contents;
+    try {
+      return (await deps.offloader.resourceContents(contents, origin)).contents;
+    } catch (error) {
+      if (!(error instanceof OffloadRefusal)) throw error;
+      throw new ServiceError(error.kind === 'too_large' ? 'payload_too_large' : 'unavailable', error.message, {
+        cause: error.cause,
+      });
+    }
+  }
+
+  /**
+   * The server's tools a run of the agent may see (its `tool_exposure`
+   * applied, app-only tools left out), as exposed names; undefined while
+   * the server cannot list its tools.
+   */
+  async function allowedOf(tenant: string, verified: VerifiedIdentity, located: LocatedServer) {
+    const connection = connect(tenant, verified, located);
+    const [agent, ready] = await Promise.all([
+      liveAgent(lookup, tenant, located.agent.agent_id),
+      connection.ready().then(
+        () => true,
+        () => false,
+      ),
+    ]);
+    if (!ready) return undefined;
+    const exposed = connection.tools
+      .filter(visibleToModel)
+      .map((t) => exposedToolName(located.spec.server_id, t.name))
+      .filter((n) => n !== null);
+    return allowedTools(exposed, agent?.config.tool_exposure);
+  }
+
   const handlers: Record<string, RpcHandler> = {
     'mcp.servers.list': typedMethod(
       MCPServersListRequest,
@@ -96,8 +151,15 @@ export function createMcpServerHandlers(deps: ServerHandlerDeps): Record<string,
         const tenant = reconcileIdentity('mcp.servers.list', verified, body.identity).tenant;
         const filter = body.filter;
         const text = filter?.text?.toLowerCase();
+        const trusted = await trustOf(tenant);
         const records = (await serversOfTenant(lookup, tenant))
-          .map((located) => serverRecord(located, pool.find(tenant, located.agent.agent_id, located.spec)))
+          .map((located) =>
+            serverRecord(
+              located,
+              pool.find(tenant, located.agent.agent_id, located.spec),
+              trusted(located.agent.agent_id, located.spec.server_id),
+            ),
+          )
           .filter((r) => filter?.agent_id === undefined || r.agent_id === filter.agent_id)
           .filter((r) => filter?.state === undefined || r.state === filter.state)
           .filter((r) => filter?.transport === undefined || r.transport === filter.transport)
@@ -107,7 +169,10 @@ export function createMcpServerHandlers(deps: ServerHandlerDeps): Record<string,
     ),
     'mcp.servers.get': typedMethod(MCPServerGetRequest, async ({ identity: verified, body }) => {
       const { tenant, located } = await target('mcp.servers.get', verified, body);
-      return versioned({ server: serverRecord(located, pool.find(tenant, located.agent.agent_id, located.spec)) });
+      const trusted = (await trustOf(tenant))(located.agent.agent_id, located.spec.server_id);
+      return versioned({
+        server: serverRecord(located, pool.find(tenant, located.agent.agent_id, located.spec), trusted),
+      });
     }),
     'mcp.servers.health': typedMethod(
       MCPServerHealthRequest,
@@ -211,11 +276,23 @@ export function createMcpServerHandlers(deps: ServerHandlerDeps): Record<string,
           .catch((error: unknown) => {
             throw readFailure(body.server_id, error);
           });
-        const contents = result.contents.map((c) => ({
-          uri: c.uri,
-          ...(c.mimeType === undefined ? {} : { mime_type: c.mimeType }),
-          ...('text' in c && typeof c.text === 'string' ? { text: c.text } : {}),
-          ...('blob' in c && typeof c.blob === 'string' ? { blob_base64: c.blob } : {}),
+        const read = await offloadRead(result.contents, {
+          identity: reader,
+          serverId: body.server_id,
+          label: body.uri,
+        });
+        const contents = read.map((c) => ({
+          uri: String(c.uri),
+          ...(typeof c.mimeType === 'string' ? { mime_type: c.mimeType } : {}),
+          ...(typeof c.text === 'string' ? { text: c.text } : {}),
+          ...(typeof c.blob === 'string' ? { blob_base64: c.blob } : {}),
+          ...(typeof c.artifact_id === 'string'
+            ? {
+                artifact_id: c.artifact_id,
+                size_bytes: c.size_bytes as number,
+                resource_link: c.resource_link as Record<string, unknown>,
+              }
+            : {}),
         }));
         return versioned({ uri: body.uri, contents });
       },
@@ -223,23 +300,19 @@ export function createMcpServerHandlers(deps: ServerHandlerDeps): Record<string,
     'mcp.servers.policy': typedMethod(
       MCPServerPolicyRequest,
       async ({ identity: verified, body }): Promise<MCPServerPolicyResponse> => {
-        const { located } = await target('mcp.servers.policy', verified, body);
+        const { tenant, located } = await target('mcp.servers.policy', verified, body);
         const policy = located.spec.approval_policy;
+        const [trusted, allowed] = await Promise.all([trustOf(tenant), allowedOf(tenant, verified, located)]);
         return versioned({
           server_id: body.server_id,
-          raw_html_trusted: false,
+          raw_html_trusted: trusted(located.agent.agent_id, located.spec.server_id),
           ...(policy === undefined ? {} : { approval_policy: policy }),
+          ...(allowed === undefined ? {} : { allowed_tools: allowed }),
+          egress: egressOf(located.spec),
         });
       },
     ),
-    'mcp.servers.bindings.list': typedMethod(
-      MCPServerBindingsListRequest,
-      async ({ identity: verified, body }): Promise<MCPServerBindingsListResponse> => {
-        reconcileIdentity('mcp.servers.bindings.list', verified, body.identity);
-        // No OAuth bindings exist yet: an empty page is the truth, not a placeholder.
-        return versioned({ items: [] });
-      },
-    ),
+    // mcp.servers.bindings.list is served by the OAuth module (`oauth/bindings.handlers.ts`).
   };
 
   return handlers;

@@ -1,4 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -9,8 +10,10 @@ import type { Logger } from '@ars/telemetry';
 /**
  * Opens one MCP client session on the official SDK: stdio (spawned, no
  * shell), streamable HTTP (falling back to the older HTTP+SSE transport when
- * the server answers the streamable POST with a 4xx, as the SDK's
- * backwards-compatibility guide does), or SSE as configured.
+ * the server answers the streamable POST with a 4xx other than 401, as the
+ * SDK's backwards-compatibility guide does), or SSE as configured. An
+ * OAuth-bound server's connection carries its grant's `authProvider`; a 401
+ * never falls back (the server wants a token, not another transport).
  */
 
 /** The host's client name and version in `initialize`. */
@@ -39,6 +42,8 @@ export interface OpenClientOptions {
   readonly logger: Logger;
   /** Wires handlers on the client before it connects (notifications arrive right after `initialize`). */
   readonly prepare: (client: Client) => void;
+  /** An OAuth-bound server's grant: its `tokens()` give the `Authorization: Bearer` of every HTTP request. */
+  readonly authProvider?: OAuthClientProvider;
 }
 
 function newClient(prepare: (client: Client) => void): Client {
@@ -134,21 +139,26 @@ async function openStdio(spec: McpConnection, options: OpenClientOptions): Promi
   };
 }
 
+function authOf(options: OpenClientOptions): { authProvider?: OAuthClientProvider } {
+  return options.authProvider === undefined ? {} : { authProvider: options.authProvider };
+}
+
 async function openSse(url: URL, options: OpenClientOptions): Promise<OpenedClient> {
   const client = newClient(options.prepare);
-  await client.connect(new SSEClientTransport(url), { timeout: options.timeoutMs });
+  await client.connect(new SSEClientTransport(url, authOf(options)), { timeout: options.timeoutMs });
   return { client, transport: 'sse', stderrTail: () => '', close: () => client.close() };
 }
 
 async function openStreamable(url: URL, spec: McpConnection, options: OpenClientOptions): Promise<OpenedClient> {
   const client = newClient(options.prepare);
-  const transport = new StreamableHTTPClientTransport(url);
+  const transport = new StreamableHTTPClientTransport(url, authOf(options));
   try {
     await client.connect(transport, { timeout: options.timeoutMs });
   } catch (error) {
     if (!(error instanceof StreamableHTTPError) || error.code === undefined || error.code < 400 || error.code >= 500) {
       throw error;
     }
+    if (error.code === 401) throw error;
     options.logger.info(
       { server_id: spec.server_id, status: error.code },
       'mcp server refused streamable HTTP; falling back to HTTP+SSE',

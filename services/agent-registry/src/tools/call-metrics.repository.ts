@@ -53,11 +53,47 @@ export interface MinuteWindow {
   readonly until?: number | undefined;
 }
 
+/** What recording a batch did. */
+export interface RecordOutcome {
+  /** Calls counted (0 for a repeated batch). */
+  readonly recorded: number;
+  /** The batch id was counted before: nothing was added. */
+  readonly duplicate: boolean;
+}
+
 export interface CallMetricsRepository {
-  /** Adds a batch of one tenant's calls into their buckets; answers how many calls were counted. */
-  record(tenant: string, calls: readonly ToolCallRecord[]): Promise<number>;
+  /**
+   * Adds a batch of one tenant's calls into their buckets. With a
+   * `batchId`, a batch already counted (its receipt younger than
+   * {@link BATCH_RECEIPT_TTL_MS}) is not counted again.
+   */
+  record(tenant: string, calls: readonly ToolCallRecord[], batchId?: string): Promise<RecordOutcome>;
   /** The tenant's buckets (of one tool, when named) whose minute overlaps the window. */
   buckets(tenant: string, window: MinuteWindow, tool?: string): Promise<ToolCallBucket[]>;
+  /**
+   * Deletes the buckets of minutes that started before `bucketsBefore`
+   * (epoch ms) and the batch receipts older than {@link BATCH_RECEIPT_TTL_MS}
+   * at `now`; answers how many of each.
+   */
+  prune(bucketsBefore: number, now?: number): Promise<{ buckets: number; receipts: number }>;
+}
+
+/**
+ * How long a batch id is remembered: longer than the engine keeps retrying
+ * a batch while agent-registry does not answer (its queue holds 10,000
+ * records, a few minutes of a busy executor).
+ */
+export const BATCH_RECEIPT_TTL_MS = 24 * 3_600_000;
+
+/** Documents deleted per store operation by a prune. */
+export const PRUNE_BATCH = 250;
+
+/** The receipt of a counted batch. `_id` is the JSON of [tenant, batch id]. */
+interface BatchReceipt {
+  _id: string;
+  tenant: string;
+  /** Epoch ms. */
+  recorded_at: number;
 }
 
 const MINUTE_MS = 60_000;
@@ -120,7 +156,10 @@ export function latencyOf(bucket: ToolCallBucket): LatencyCounts {
 /** The store-backed {@link CallMetricsRepository}; creates its indexes. */
 export async function createCallMetricsRepository(store: Store): Promise<CallMetricsRepository> {
   const buckets: Collection<ToolCallBucket> = store.collection<ToolCallBucket>('tool_call_metrics');
+  const receipts: Collection<BatchReceipt> = store.collection<BatchReceipt>('tool_call_batches');
   await buckets.createIndex({ tenant: 1 });
+  await buckets.createIndex({ minute: 1 });
+  await receipts.createIndex({ recorded_at: 1 });
   if (store.compoundIndexes) {
     await buckets.createIndex({ tenant: 1, minute: 1 });
     await buckets.createIndex({ tenant: 1, tool: 1, minute: 1 });
@@ -148,10 +187,50 @@ export async function createCallMetricsRepository(store: Store): Promise<CallMet
     }
   }
 
+  /** Deletes, a batch at a time, the documents of `collection` whose `field` is below `cutoff`. */
+  async function deleteBelow<T extends { _id: string }>(
+    collection: Collection<T>,
+    field: 'minute' | 'recorded_at',
+    cutoff: number,
+  ): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const old = await collection.find({ [field]: { $lt: cutoff } } as never, {
+        sort: { [field]: 1 },
+        limit: PRUNE_BATCH,
+        projection: { _id: 1 },
+      });
+      if (old.length === 0) return deleted;
+      deleted += (await collection.deleteMany({ _id: { $in: old.map((d) => d._id) } } as never)).deletedCount;
+      if (old.length < PRUNE_BATCH) return deleted;
+    }
+  }
+
   return {
-    async record(tenant, calls) {
-      await Promise.all(groupCalls(calls).map((delta) => add(tenant, delta)));
-      return calls.length;
+    async record(tenant, calls, batchId) {
+      const receiptId = batchId === undefined ? undefined : JSON.stringify([tenant, batchId]);
+      if (receiptId !== undefined) {
+        try {
+          await receipts.insertOne({ _id: receiptId, tenant, recorded_at: Date.now() });
+        } catch (error) {
+          if (isDuplicateKeyError(error)) return { recorded: 0, duplicate: true };
+          throw error;
+        }
+      }
+      try {
+        await Promise.all(groupCalls(calls).map((delta) => add(tenant, delta)));
+      } catch (error) {
+        // Not counted (or only partly): the sender's retry must not be taken for a repeat.
+        if (receiptId !== undefined) await receipts.deleteOne({ _id: receiptId }).catch(() => undefined);
+        throw error;
+      }
+      return { recorded: calls.length, duplicate: false };
+    },
+    async prune(bucketsBefore, now = Date.now()) {
+      return {
+        buckets: await deleteBelow(buckets, 'minute', bucketsBefore),
+        receipts: await deleteBelow(receipts, 'recorded_at', now - BATCH_RECEIPT_TTL_MS),
+      };
     },
     buckets(tenant, window, tool) {
       const minute: Record<string, number> = {};

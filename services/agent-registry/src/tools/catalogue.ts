@@ -1,6 +1,6 @@
 import { BUILTIN_TOOL_MANIFESTS, MCP_TOOL_NAME_SEPARATOR, ServiceError } from '@ars/contracts';
 import type { ApprovalPolicy, CatalogueTool, Tool, ToolListRequest, ToolManifest } from '@ars/contracts';
-import type { TenantMcpTools, UnavailableServer } from '../mcp/index.ts';
+import type { HostedMcpTool, TenantMcpTools, UnavailableServer } from '../mcp/index.ts';
 
 /**
  * A tenant's tool catalogue: the built-in tools and the MCP tools of the
@@ -20,6 +20,8 @@ export interface TenantCatalogue {
   readonly tools: readonly Tool[];
   /** Servers of the tenant's agents whose tools could not be listed now. */
   readonly unavailable: readonly UnavailableServer[];
+  /** What `tools.describe` adds for an MCP tool (output schema, OAuth provider and scopes), by name. */
+  readonly details: ReadonlyMap<string, Pick<ToolManifest, 'output_schema' | 'oauth'>>;
 }
 
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
@@ -63,15 +65,27 @@ export function buildCatalogue(
     });
   }
   const unavailable = new Map<string, UnavailableServer>();
+  const details = new Map<string, Pick<ToolManifest, 'output_schema' | 'oauth'>>();
   for (const agent of [...mcp.agents].sort((a, b) => byName({ name: a.agent_id }, { name: b.agent_id }))) {
     for (const tool of agent.tools) {
-      if (!tools.has(tool.name)) tools.set(tool.name, mcpTool(tool, overrides[tool.name] ?? tool.approval_policy));
+      if (tools.has(tool.name)) continue;
+      tools.set(tool.name, mcpTool(tool, overrides[tool.name] ?? tool.approval_policy));
+      details.set(tool.name, detailsOf(tool));
     }
     for (const server of agent.unavailable_servers) {
       if (!unavailable.has(server.server_id)) unavailable.set(server.server_id, server);
     }
   }
-  return { tools: [...tools.values()].sort(byName), unavailable: [...unavailable.values()] };
+  return { tools: [...tools.values()].sort(byName), unavailable: [...unavailable.values()], details };
+}
+
+function detailsOf(tool: HostedMcpTool): Pick<ToolManifest, 'output_schema' | 'oauth'> {
+  return {
+    ...(tool.output_schema === undefined ? {} : { output_schema: tool.output_schema }),
+    ...(tool.oauth === undefined
+      ? {}
+      : { oauth: { provider_name: tool.oauth.provider_name, scopes: [...tool.oauth.scopes] } }),
+  };
 }
 
 /** The server of an MCP tool's exposed name, if it has the `<server_id>__<tool>` form. */
@@ -96,10 +110,10 @@ export function findTool(catalogue: TenantCatalogue, name: string): Tool {
   throw new ServiceError('not_found', `no tool named ${name}`);
 }
 
-/** A tool's full manifest (`tools.describe`). */
-export function manifestOf(tool: Tool): ToolManifest {
+/** A tool's full manifest (`tools.describe`): an MCP tool's with its output schema and OAuth provider, when it has them. */
+export function manifestOf(tool: Tool, catalogue?: Pick<TenantCatalogue, 'details'>): ToolManifest {
   const { enabled: _enabled, ...manifest } = tool;
-  return manifest;
+  return { ...manifest, ...catalogue?.details.get(tool.name) };
 }
 
 /** The `tools.list` filter: every given member must match (tags: the tool carries all of them; text: in name or description, any case). */

@@ -9,9 +9,11 @@ import type { ToolCatalogueDeps } from './tools.handler.ts';
  * `_tools.catalogue` → the MCP tools a run of the agent may call, each
  * with its effective approval policy (the tenant's override, else the
  * connection's), the tenant's overrides by tool name (built-ins included:
- * the engine applies them to its own tools) and the servers that could not
- * be listed now. The agent is resolved for the run's owner (the body's
- * triple); an agent the tenant cannot start is `unknown_agent`.
+ * the engine applies them to its own tools), the servers that could not
+ * be listed now, and the OAuth-bound servers without a usable grant for the
+ * run's binding scope (`auth_required`: not opened). The agent is resolved
+ * for the run's owner (the body's triple); an agent the tenant cannot start
+ * is `unknown_agent`.
  */
 export function createToolsCatalogueHandler(deps: ToolCatalogueDeps): InternalHandler {
   return serveInternal(TOOLS_CATALOGUE, async ({ identity, body }) => {
@@ -22,17 +24,27 @@ export function createToolsCatalogueHandler(deps: ToolCatalogueDeps): InternalHa
       deps.policies.ofTenant(body.tenant),
     ]);
     return {
-      tools: agent.tools.map((tool) => ({ ...tool, approval_policy: overrides[tool.name] ?? tool.approval_policy })),
+      // A tool's OAuth provider and scopes are for tools.describe, not for runs.
+      tools: agent.tools.map(({ oauth: _oauth, ...tool }) => ({
+        ...tool,
+        approval_policy: overrides[tool.name] ?? tool.approval_policy,
+      })),
       approval_policies: overrides,
       unavailable_servers: agent.unavailable_servers,
+      auth_required: agent.auth_required ?? [],
     };
   });
 }
 
-/** `_tools.record_calls`: adds a batch of the tenant's call outcomes into the per-minute counters. */
+/**
+ * `_tools.record_calls`: adds a batch of the tenant's call outcomes into the
+ * per-minute counters; a batch id counted before answers `duplicate` and
+ * adds nothing (the sender retried a batch whose answer it lost).
+ */
 export function createRecordCallsHandler(metrics: CallMetricsRepository): InternalHandler {
   return serveInternal(TOOLS_RECORD_CALLS, async ({ identity, body }) => {
     requireCallerTenant(TOOLS_RECORD_CALLS.name, identity, body.tenant);
-    return { recorded: await metrics.record(body.tenant, body.calls) };
+    const outcome = await metrics.record(body.tenant, body.calls, body.batch_id);
+    return outcome.duplicate ? { recorded: 0, duplicate: true } : { recorded: outcome.recorded };
   });
 }

@@ -44,7 +44,8 @@ function get(deps: ToolCatalogueDeps): RpcHandler {
 function describe(deps: ToolCatalogueDeps): RpcHandler {
   return typedMethod(ToolDescribeRequest, async ({ method, identity, body: request }) => {
     reconcileIdentity(method, identity, request.identity);
-    return manifestOf(findTool(await loadCatalogue(deps, identity), request.name));
+    const catalogue = await loadCatalogue(deps, identity);
+    return manifestOf(findTool(catalogue, request.name), catalogue);
   });
 }
 

@@ -15,7 +15,10 @@ describe('the MCP host against a failing server', () => {
   let h: McpHarness;
 
   beforeAll(async () => {
-    h = await startMcpHarness({ MCP_RESULT_MAX_BYTES: String(4 * 1024 * 1024) });
+    h = await startMcpHarness({
+      MCP_RESULT_MAX_BYTES: String(4 * 1024 * 1024),
+      MCP_OFFLOAD_MAX_BYTES: String(8 * 1024 * 1024),
+    });
   });
 
   afterAll(async () => {
@@ -89,11 +92,21 @@ describe('the MCP host against a failing server', () => {
     expect(Date.now() - started).toBeLessThan(3_000);
   });
 
-  it('refuses a 10 MiB result result_too_large and keeps serving', async () => {
+  it('refuses a 10 MiB result over MCP_OFFLOAD_MAX_BYTES result_too_large and keeps serving', async () => {
     const who = await tenantWith();
     const outcome = await call(who, 'big', { arguments: { bytes: 10 * 1024 * 1024 } });
     expect(outcome).toMatchObject({ ok: false, code: 'payload_too_large' });
     expect((outcome as Refusal).message).toMatch(/bytes/);
+    await expect(call(who, 'echo', { arguments: { text: 'still here' } })).resolves.toMatchObject({ ok: true });
+  });
+
+  it('refuses a result over the offload threshold offload_failed (retryable) when no artifact service answers', async () => {
+    const who = await tenantWith();
+    const started = Date.now();
+    const outcome = await call(who, 'big', { arguments: { bytes: 200_000 } });
+    expect(outcome).toMatchObject({ ok: false, code: 'unavailable' });
+    expect((outcome as Refusal).message).toMatch(/offload failed/);
+    expect(Date.now() - started).toBeLessThan(5_000);
     await expect(call(who, 'echo', { arguments: { text: 'still here' } })).resolves.toMatchObject({ ok: true });
   });
 

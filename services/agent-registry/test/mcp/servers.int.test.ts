@@ -160,7 +160,7 @@ describe('mcp.servers.*', () => {
         { server_id: 'f', agent_id: 'b' },
         admin,
       );
-      expect(refreshed).toMatchObject({ server_id: 'f', prompt_count: 0, resource_count: 0 });
+      expect(refreshed).toMatchObject({ server_id: 'f', prompt_count: 0, resource_count: 1 });
       expect(refreshed.tools).toContain('echo');
       expect(await h.outcome('mcp.servers.refresh_discovery', { server_id: 'broken' }, admin)).toMatchObject({
         ok: false,
@@ -168,28 +168,67 @@ describe('mcp.servers.*', () => {
       });
     });
 
-    it('lists no prompts or resources for a server that has none', async () => {
+    it("lists a server's prompts (none) and resources", async () => {
       const { reader } = await tenant();
       await expect(h.call('mcp.servers.prompts', { server_id: 'f', agent_id: 'a' }, reader)).resolves.toMatchObject({
         server_id: 'f',
         items: [],
       });
       await expect(h.call('mcp.servers.resources', { server_id: 'f', agent_id: 'a' }, reader)).resolves.toMatchObject({
-        items: [],
+        items: [{ uri: 'big://doc', name: 'doc', mime_type: 'text/plain' }],
       });
     });
   });
 
   describe('policy and bindings', () => {
-    it("answers a server's policy from its connection", async () => {
+    it("answers a server's policy from its connection: approval, the tools a run may see, where it goes", async () => {
       const { reader } = await tenant();
-      await expect(h.call('mcp.servers.policy', { server_id: 'f', agent_id: 'a' }, reader)).resolves.toMatchObject({
+      const policy = await h.call<{ allowed_tools: string[] }>(
+        'mcp.servers.policy',
+        { server_id: 'f', agent_id: 'a' },
+        reader,
+      );
+      expect(policy).toMatchObject({
         server_id: 'f',
         raw_html_trusted: false,
         approval_policy: POLICY,
+        egress: { transport: 'stdio', kind: 'process', command: process.execPath },
       });
+      expect(policy.allowed_tools).toEqual(expect.arrayContaining(['f__echo', 'f__hang', 'f__big']));
+      expect(policy.allowed_tools).not.toContain('f__dotted.name');
       const plain = await h.call<Record<string, unknown>>('mcp.servers.policy', { server_id: 'broken' }, reader);
       expect(plain.approval_policy).toBeUndefined();
+      expect(plain.allowed_tools).toBeUndefined();
+      expect(plain.egress).toEqual({ transport: 'stdio', kind: 'process', command: '/nonexistent/mcp-server' });
+    });
+
+    it("applies the agent's tool_exposure to allowed_tools, and names the host of an HTTP server", async () => {
+      const admin = h.caller();
+      await h.call(
+        'agent_config.set_revision',
+        {
+          agent_id: 'a',
+          config: {
+            mcp_connections: [
+              faulty('f'),
+              { server_id: 'remote', transport: 'streamable_http', url: 'http://127.0.0.1:9/mcp?v=1' },
+            ],
+            tool_exposure: { mode: 'allow_list', tools: ['f__echo', 'f__slow', 'echo'] },
+          },
+        },
+        admin,
+      );
+      const reader = { ...admin, scopes: [] };
+      const policy = await h.call<{ allowed_tools: string[] }>('mcp.servers.policy', { server_id: 'f' }, reader);
+      expect(policy.allowed_tools.sort()).toEqual(['f__echo', 'f__slow']);
+      const remote = await h.call<Record<string, unknown>>('mcp.servers.policy', { server_id: 'remote' }, reader);
+      expect(remote.egress).toEqual({
+        transport: 'streamable_http',
+        kind: 'network',
+        scheme: 'http',
+        host: '127.0.0.1:9',
+      });
+      expect(remote.allowed_tools).toBeUndefined();
     });
 
     it('lists no bindings: none exist before OAuth-bound servers', async () => {
@@ -200,12 +239,13 @@ describe('mcp.servers.*', () => {
       });
     });
 
-    it.each(['mcp.servers.refresh_binding', 'mcp.servers.revoke_binding', 'mcp.servers.set_raw_html_trust'])(
-      '%s still answers unimplemented',
+    // The binding methods themselves are tested with OAuth-bound servers (test/oauth).
+    it.each(['mcp.servers.refresh_binding', 'mcp.servers.revoke_binding'])(
+      '%s answers not_found for a binding that does not exist',
       async (method) => {
         const { admin } = await tenant();
-        const body = method.endsWith('trust') ? { server_id: 'f', trusted: true } : { server_id: 'f', binding_id: 'x' };
-        expect(await h.outcome(method, body, admin)).toMatchObject({ ok: false, code: 'unimplemented' });
+        const body = { server_id: 'f', binding_id: 'x' };
+        expect(await h.outcome(method, body, admin)).toMatchObject({ ok: false, code: 'not_found' });
       },
     );
   });

@@ -30,6 +30,8 @@ export function faulty(serverId: string, name = `faulty-${randomUUID()}`) {
 /** The service (with `env`) on a spawned nats-server, with call helpers. */
 export interface McpHarness {
   readonly service: InProcessService;
+  /** The spawned nats-server's URL (for peer services a test starts). */
+  readonly natsUrl: string;
   /** An admin of a fresh tenant (unless told). */
   caller(scopes?: string[], tenant?: string): VerifiedIdentity;
   call<T = Record<string, unknown>>(method: string, body: Record<string, unknown>, who: VerifiedIdentity): Promise<T>;
@@ -73,6 +75,7 @@ export async function startMcpHarness(env: Record<string, string> = {}): Promise
     );
   return {
     service,
+    natsUrl: started.url,
     caller: (scopes = ['admin'], tenant = `t-${randomUUID()}`) => ({ tenant, user: 'alice', session: 's-1', scopes }),
     call,
     outcome: (method, body, who) => outcomeOf(call(method, body, who)),

@@ -137,6 +137,7 @@ describe('ToolHost.listAgentMcpTools', () => {
       agent_id: 'default',
       tools: [],
       unavailable_servers: [],
+      auth_required: [],
     });
   });
 

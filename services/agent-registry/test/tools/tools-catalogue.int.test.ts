@@ -131,6 +131,38 @@ describe('tools.list, tools.get and tools.describe', () => {
     });
   });
 
+  it("describes an MCP tool with its server's output schema and its OAuth provider and scopes", async () => {
+    const who = h.caller([]);
+    const output = { type: 'object', properties: { issues: { type: 'array' } } };
+    h.setAgents(who.tenant, [
+      {
+        agent_id: 'helper',
+        tools: [
+          {
+            ...hostTool('gh', 'list_issues', { output_schema: output }),
+            oauth: { provider_name: 'github', scopes: ['repo'] },
+          },
+          hostTool('fs', 'read_file'),
+        ],
+        unavailable_servers: [],
+      },
+    ]);
+    const manifest = await h.call<ToolManifest>('tools.describe', { name: 'gh__list_issues' }, who);
+    expect(ToolManifest.safeParse(manifest).success).toBe(true);
+    expect(manifest).toMatchObject({
+      name: 'gh__list_issues',
+      source: 'gh',
+      output_schema: output,
+      oauth: { provider_name: 'github', scopes: ['repo'] },
+    });
+    const plain = await h.call<ToolManifest>('tools.describe', { name: 'fs__read_file' }, who);
+    expect(plain.output_schema).toBeUndefined();
+    expect(plain.oauth).toBeUndefined();
+    // tools.get shows the catalogue entry only.
+    const tool = await h.call<Record<string, unknown>>('tools.get', { name: 'gh__list_issues' }, who);
+    expect(tool.oauth).toBeUndefined();
+  });
+
   it.each(['tools.get', 'tools.describe'])('%s answers not_found for an unknown tool', async (method) => {
     expect(await h.outcome(method, { name: 'no_such_tool' }, tenantWithMcp())).toMatchObject({
       ok: false,

@@ -68,7 +68,7 @@ describe('_tools.catalogue and _tools.record_calls', () => {
     it('answers the default agent when agent_id is absent', async () => {
       const who = owner();
       const reply = await callInternal(h.service.rpc, TOOLS_CATALOGUE, who, triple(who));
-      expect(reply).toEqual({ tools: [], approval_policies: {}, unavailable_servers: [] });
+      expect(reply).toEqual({ tools: [], approval_policies: {}, unavailable_servers: [], auth_required: [] });
     });
 
     it('refuses an agent the tenant cannot start with unknown_agent', async () => {
@@ -99,6 +99,35 @@ describe('_tools.catalogue and _tools.record_calls', () => {
         calls: [CALL, { ...CALL, outcome: 'failed' }] as never,
       });
       expect(reply).toEqual({ recorded: 2 });
+    });
+
+    it('counts a batch id once: a repeated batch answers duplicate and adds nothing', async () => {
+      const who = h.caller([]);
+      const batch = { tenant: who.tenant, calls: [CALL, CALL] as never, batch_id: 'executor-1:batch-7' };
+      expect(await callInternal(h.service.rpc, TOOLS_RECORD_CALLS, who, batch)).toEqual({ recorded: 2 });
+      expect(await callInternal(h.service.rpc, TOOLS_RECORD_CALLS, who, batch)).toEqual({
+        recorded: 0,
+        duplicate: true,
+      });
+      const other = { ...batch, batch_id: 'executor-1:batch-8' };
+      expect(await callInternal(h.service.rpc, TOOLS_RECORD_CALLS, who, other)).toEqual({ recorded: 2 });
+      const metrics = await h.call<{ items: { tool: string; invocations: number }[] }>('tools.metrics', {}, who);
+      expect(metrics.items).toEqual([expect.objectContaining({ tool: 'echo', invocations: 4 })]);
+      // Batch ids are per tenant: another tenant's batch of the same id counts.
+      const neighbour = h.caller([]);
+      const theirs = { ...batch, tenant: neighbour.tenant };
+      expect(await callInternal(h.service.rpc, TOOLS_RECORD_CALLS, neighbour, theirs)).toEqual({ recorded: 2 });
+    });
+
+    it('counts a batch sent twice at once only once', async () => {
+      const who = h.caller([]);
+      const batch = { tenant: who.tenant, calls: [CALL] as never, batch_id: 'race' };
+      const answers = await Promise.all(
+        [1, 2, 3].map(() => callInternal(h.service.rpc, TOOLS_RECORD_CALLS, who, batch)),
+      );
+      expect(answers.map((a) => a.recorded).sort()).toEqual([0, 0, 1]);
+      const metrics = await h.call<{ items: { invocations: number }[] }>('tools.metrics', {}, who);
+      expect(metrics.items[0]?.invocations).toBe(1);
     });
 
     it("refuses a body naming another tenant than the caller's with scope_mismatch, recording nothing", async () => {

@@ -73,10 +73,10 @@ describe('the tool catalogue of agent-registry', () => {
     ]);
   });
 
-  it('answers tools.revoke_oauth unimplemented: there are no OAuth grants yet', async () => {
+  it('answers tools.revoke_oauth with nothing revoked for a source without OAuth grants', async () => {
     expect(await h.outcome('tools.revoke_oauth', { source: 'ev' }, admin)).toMatchObject({
-      ok: false,
-      code: 'unimplemented',
+      ok: true,
+      result: { source: 'ev', revoked: 0 },
     });
   });
 });

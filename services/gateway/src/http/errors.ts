@@ -1,5 +1,6 @@
 import { ServiceError, isServiceError } from '@ars/contracts';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { loggableUrl } from './loggable-url.ts';
 
 /** fastify's own request errors, mapped onto the catalogue. */
 const FASTIFY_CODES: Readonly<Record<string, ServiceError['code']>> = {
@@ -67,11 +68,16 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
   if (DEPENDENCY_STATUSES.has(mapped.status)) {
     const cause = original === mapped ? undefined : reasonOf(original);
     request.log.warn(
-      { code: mapped.code, url: request.url, reason: mapped.message, ...(cause === undefined ? {} : { cause }) },
+      {
+        code: mapped.code,
+        url: loggableUrl(request.url),
+        reason: mapped.message,
+        ...(cause === undefined ? {} : { cause }),
+      },
       'request failed: a dependency did not answer',
     );
   } else if (mapped.status >= 500 && mapped.status !== 501) {
-    request.log.error({ err: original, code: mapped.code, url: request.url }, 'request failed');
+    request.log.error({ err: original, code: mapped.code, url: loggableUrl(request.url) }, 'request failed');
   } else {
     request.log.info({ code: mapped.code, status: mapped.status, reason: mapped.message }, 'request refused');
   }

@@ -1,9 +1,10 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
 /**
- * Provider keys at rest: AES-256-GCM under the key-encryption key (KEK), with
- * the (tenant, provider) pair as additional authenticated data so that a
- * sealed record cannot be moved to another tenant or provider.
+ * Secrets at rest: AES-256-GCM under the key-encryption key (KEK), with what
+ * the record is bound to as additional authenticated data so that it cannot
+ * be moved: (tenant, provider) for provider keys, (tenant, purpose, context)
+ * for the secrets other services have sealed (`_governance.seal_secret`).
  */
 
 /** Bytes of an AES-256 key. */
@@ -36,15 +37,21 @@ export function keyEncryptionKeyId(kek: Buffer): string {
   return createHash('sha256').update(kek).digest('hex').slice(0, 16);
 }
 
-function aad(tenant: string, provider: string): Buffer {
-  return Buffer.from(JSON.stringify([tenant, provider]), 'utf8');
+/**
+ * The additional authenticated data: the JSON array of what a record is bound
+ * to. Arrays of different lengths never collide, so a provider key
+ * (`[tenant, provider]`) and a caller's secret (`[tenant, purpose, context]`)
+ * never open as each other.
+ */
+function aad(binding: readonly string[]): Buffer {
+  return Buffer.from(JSON.stringify(binding), 'utf8');
 }
 
-/** Seals `secret` for (tenant, provider) under `kek`. */
-export function sealSecret(kek: Buffer, secret: string, tenant: string, provider: string): SealedSecret {
+/** Seals `secret` under `kek`, bound to `binding` (additional authenticated data). */
+export function sealBound(kek: Buffer, secret: string, binding: readonly string[]): SealedSecret {
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', kek, iv);
-  cipher.setAAD(aad(tenant, provider));
+  cipher.setAAD(aad(binding));
   const ciphertext = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
   return {
     ciphertext: ciphertext.toString('base64'),
@@ -55,12 +62,26 @@ export function sealSecret(kek: Buffer, secret: string, tenant: string, provider
 }
 
 /**
+ * Opens a record {@link sealBound} sealed for the same `binding`. Throws when
+ * the KEK differs from the sealing one, the binding differs, or the record
+ * was tampered with (GCM authentication fails).
+ */
+export function openBound(kek: Buffer, sealed: SealedSecret, binding: readonly string[]): string {
+  const decipher = createDecipheriv('aes-256-gcm', kek, Buffer.from(sealed.iv, 'base64'));
+  decipher.setAAD(aad(binding));
+  decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
+  return Buffer.concat([decipher.update(Buffer.from(sealed.ciphertext, 'base64')), decipher.final()]).toString('utf8');
+}
+
+/** Seals `secret` for (tenant, provider) under `kek`. */
+export function sealSecret(kek: Buffer, secret: string, tenant: string, provider: string): SealedSecret {
+  return sealBound(kek, secret, [tenant, provider]);
+}
+
+/**
  * Opens a sealed secret. Throws when the KEK differs from the sealing one or
  * the record was tampered with (GCM authentication fails).
  */
 export function openSecret(kek: Buffer, sealed: SealedSecret, tenant: string, provider: string): string {
-  const decipher = createDecipheriv('aes-256-gcm', kek, Buffer.from(sealed.iv, 'base64'));
-  decipher.setAAD(aad(tenant, provider));
-  decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
-  return Buffer.concat([decipher.update(Buffer.from(sealed.ciphertext, 'base64')), decipher.final()]).toString('utf8');
+  return openBound(kek, sealed, [tenant, provider]);
 }

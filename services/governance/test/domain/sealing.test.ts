@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { decodeKeyEncryptionKey, openSecret, sealSecret } from '../../src/domain/sealing.ts';
+import { decodeKeyEncryptionKey, openBound, openSecret, sealBound, sealSecret } from '../../src/domain/sealing.ts';
 
 const kek = randomBytes(32);
 
@@ -27,5 +27,19 @@ describe('sealing provider keys', () => {
     expect(decodeKeyEncryptionKey(kek.toString('base64url'))).toEqual(kek);
     expect(decodeKeyEncryptionKey(randomBytes(16).toString('base64'))).toBeUndefined();
     expect(decodeKeyEncryptionKey('not a key')).toBeUndefined();
+  });
+});
+
+describe('sealing bound secrets', () => {
+  it('opens only for the binding it was sealed for', () => {
+    const sealed = sealBound(kek, 'access-token', ['t', 'oauth_grant', 'binding-1']);
+    expect(openBound(kek, sealed, ['t', 'oauth_grant', 'binding-1'])).toBe('access-token');
+    expect(() => openBound(kek, sealed, ['t', 'oauth_grant', 'binding-2'])).toThrow();
+    expect(() => openBound(kek, sealed, ['t', 'oauth_flow', 'binding-1'])).toThrow();
+  });
+
+  it('never opens a provider key as a bound secret of the same names', () => {
+    const sealed = sealSecret(kek, 'sk-secret', 't', 'openai');
+    expect(() => openBound(kek, sealed, ['t', 'openai', ''])).toThrow();
   });
 });

@@ -1,4 +1,4 @@
-import type { PausedRun } from '@ars/contracts';
+import type { PausedRun, PauseKind } from '@ars/contracts';
 
 /**
  * A pause record: one parked run waiting for resume/approve/reject. Written
@@ -14,14 +14,20 @@ export interface PauseRecord {
   user: string;
   session: string;
   reason: string;
-  kind: 'pause' | 'approval';
-  /** The tool awaiting approval (kind `approval`). */
+  kind: PauseKind;
+  /** The tool awaiting approval (kind `approval`), or the MCP server id awaiting authorization (kind `auth`). */
   tool?: string;
+  /** kind `auth`: the `state` of the authorization flow the pause waits for now (tool.auth_required State). */
+  auth_state?: string;
+  /** kind `auth`: where the user authorizes (tool.auth_required AuthorizeURL of that flow). */
+  authorize_url?: string;
+  /** kind `auth`: whose grant the flow makes (tenant, user or session). */
+  binding_scope?: string;
   tags?: string[];
   args_summary?: unknown;
   /** ISO 8601 UTC. */
   requested_at: string;
-  /** When an approval timeout ends the wait, if the policy has one. */
+  /** When an approval timeout (kind `approval`) or the authorization flow (kind `auth`) ends the wait. */
   expires_at?: string;
   resolved_at?: string;
   decision?: string;
@@ -34,6 +40,7 @@ export function toPausedRunView(pause: PauseRecord): PausedRun {
     task_id: pause.task_id,
     reason: pause.reason,
     ...(pause.tool === undefined ? {} : { tool: pause.tool }),
+    ...(pause.authorize_url === undefined ? {} : { authorize_url: pause.authorize_url }),
     requested_at: pause.requested_at,
     tenant: pause.tenant,
     user: pause.user,

@@ -86,6 +86,7 @@ const ConfigShape = z.looseObject({
       base_url: z.string().optional(),
       model: z.string().optional(),
       api_key: z.string().optional(),
+      inference_broker: z.string().optional(),
       script: z.array(z.record(z.string(), z.unknown())).optional(),
     })
     .optional(),
@@ -148,6 +149,7 @@ export function toAgentRunConfig(
             baseUrl: p.base_url,
             model: p.model,
             apiKey: p.api_key,
+            inferenceBroker: p.inference_broker,
             script: p.script,
           },
     params: params as LlmParameters,

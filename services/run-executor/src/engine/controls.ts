@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { CONTROL_PAYLOADS, VerbatimJsonObject } from '@ars/contracts';
+import { AuthCompletionEnvelope, CONTROL_PAYLOADS, VerbatimJsonObject } from '@ars/contracts';
 import type { SteeringControl } from '@ars/contracts';
 import { serveControlInbox } from '@ars/bus';
 import type { ControlInboxReply } from '@ars/bus';
 import type { PauseRecord } from '../domain/pause.ts';
 import { contextEntry } from '../domain/task.ts';
+import { applyAuthCompletion, resolveAuthPause, settleAuthByControl } from './auth-flow.ts';
 import { occurredAt } from './run-events.ts';
 import type { CancelRequest } from './run-signals.ts';
 import type { RunState } from './run-state.ts';
@@ -20,6 +21,10 @@ import type { RunState } from './run-state.ts';
  * control's `event_id` is recorded per task, so a repeated control is
  * acknowledged again but applied (and narrated) once. A tokenless approve or
  * reject decides only what was pending when the inbox received it.
+ *
+ * The inbox also takes the tool host's {@link AuthCompletionEnvelope} (method
+ * `auth_completed`): not a steering control (no `control.*` narration), it
+ * ends the run's wait for an MCP server's authorization (`auth-flow.ts`).
  */
 
 /** What reaches the inbox: the API side's ControlEnvelope, or a cascading parent's cancellation. */
@@ -46,12 +51,31 @@ function parseEnvelope(body: unknown): Envelope | undefined {
  */
 export interface ControlReceipt {
   readonly approval: string | undefined;
+  /** The authorization of an MCP server the run waits for. */
+  readonly auth?: string | undefined;
   readonly pause: string | undefined;
 }
 
 /** What `run` has pending now, for a control received now. */
 function receiptOf(run: RunState): ControlReceipt {
-  return { approval: run.approval?.record.token ?? run.restoredApproval?.token, pause: run.pause?.token };
+  return {
+    approval: run.approval?.record.token ?? run.restoredApproval?.token,
+    auth: run.auth?.record.token,
+    pause: run.pause?.token,
+  };
+}
+
+/** The tool host's completion of an authorization the run waits for, answered and queued like a control. */
+function queueAuthCompletion(run: RunState, body: unknown, reply: (answer: ControlInboxReply) => void): void {
+  const parsed = AuthCompletionEnvelope.safeParse(body);
+  if (!parsed.success) {
+    reply(MALFORMED);
+    return;
+  }
+  reply({ accepted: true });
+  run.controls = run.controls
+    .then(() => applyAuthCompletion(run, parsed.data))
+    .catch((e: unknown) => run.log.warn({ err: e }, 'authorization completion not applied'));
 }
 
 const MALFORMED: ControlInboxReply = {
@@ -63,6 +87,10 @@ const MALFORMED: ControlInboxReply = {
 /** Serves the run's inbox; controls are applied on the run's control chain. */
 export function openControlInbox(run: RunState): void {
   run.inbox = serveControlInbox(run.deps.bus, run.taskId, (body, reply) => {
+    if ((body as { method?: unknown } | undefined)?.method === 'auth_completed') {
+      queueAuthCompletion(run, body, reply);
+      return;
+    }
     const envelope = parseEnvelope(body);
     if (envelope === undefined) {
       reply(MALFORMED);
@@ -216,7 +244,11 @@ async function resume(
   decision: 'resume' | 'approve',
 ): Promise<void> {
   const pending = run.pause;
-  if (pending === undefined) return say.rejected(run.approval !== undefined ? 'approval_pending' : 'not_paused');
+  if (pending === undefined) {
+    const auth = run.auth?.record.token;
+    if (auth !== undefined) return decideAuth(run, say, auth, decision, reason ?? '');
+    return say.rejected(run.approval !== undefined ? 'approval_pending' : 'not_paused');
+  }
   const resolved = await run.deps.runStates.resolvePause(pending.token, run.taskId, decision, occurredAt());
   if (resolved === null) return say.rejected('already_resolved');
   run.resolvedTokens.add(pending.token);
@@ -227,11 +259,32 @@ async function resume(
 }
 
 /**
+ * resume, approve or reject of a wait for an MCP server's authorization:
+ * resume and approve end it and the run asks the catalogue again (a server
+ * still needing authorization begins again, with a new pause); reject ends
+ * the run as a rejected gated step.
+ */
+async function decideAuth(
+  run: RunState,
+  say: Narrator,
+  token: string,
+  decision: 'resume' | 'approve' | 'reject',
+  reason: string,
+): Promise<void> {
+  const resolved = await resolveAuthPause(run, token, decision);
+  if (resolved === null) return say.rejected('already_resolved');
+  say.applied(decision === 'reject' ? 'rejected' : 'resumed');
+  settleAuthByControl(run, resolved, decision, reason);
+}
+
+/**
  * approve / reject of a human-approval gate; approve also advances a live
  * pause. Without a token it decides what was pending when it was received
- * (the approval, else for approve the pause), never something requested
- * while it waited in line: that one was resolved meanwhile
- * (`already_resolved`) or nothing was pending (`no_pending_approval`).
+ * (the approval, else the authorization of an MCP server, else for approve
+ * the pause), never something requested while it waited in line: that one
+ * was resolved meanwhile (`already_resolved`) or nothing was pending
+ * (`no_pending_approval`). Naming an open authorization pause decides it
+ * (see {@link decideAuth}).
  */
 async function decide(
   run: RunState,
@@ -242,8 +295,9 @@ async function decide(
 ): Promise<void> {
   const reason = typeof payload.reason === 'string' ? payload.reason : '';
   const pending = run.approval;
-  const received = receipt.approval ?? (decision === 'approve' ? receipt.pause : undefined);
+  const received = receipt.approval ?? receipt.auth ?? (decision === 'approve' ? receipt.pause : undefined);
   const token = typeof payload.token === 'string' ? payload.token : received;
+  if (token !== undefined && run.authPauses.has(token)) return decideAuth(run, say, token, decision, reason);
   if (token === undefined || pending === undefined || pending.record.token !== token) {
     if (decision === 'approve' && token !== undefined && token === run.pause?.token) {
       return resume(run, say, reason, 'approve');

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { ApprovalPolicy } from '@ars/contracts';
+import { CREDENTIAL_BROKER_CONFIG_SHAPE, credentialBrokerOptionsOf } from '@ars/service-kit';
+import type { CredentialBrokerOptions } from '@ars/service-kit';
 
 /**
  * The engine's environment variables, spread into `RunExecutorConfig` (read
@@ -150,6 +152,8 @@ export const ENGINE_CONFIG_SHAPE = {
     3_600_000,
     "How long an MCP tool call may take (the tool host's timeout_ms of `_mcp.call_tool`; the engine waits ENGINE_RPC_TIMEOUT_MS longer for the host's answer), in ms. A call that takes longer fails with ErrorClass timeout and is retried if the tool is read-only or idempotent. Default 60000.",
   ),
+  // Inference brokers (an agent's llm_provider.inference_broker): CREDENTIAL_BROKER_TOKEN, BROKER_TIMEOUT_MS, BROKER_ALLOW_INSECURE.
+  ...CREDENTIAL_BROKER_CONFIG_SHAPE,
 };
 
 /** The engine's slice of the service configuration. */
@@ -173,6 +177,8 @@ export interface EngineSettings {
   readonly approvalOverrides: Readonly<Record<string, ApprovalPolicy>>;
   readonly mcpCallTimeoutMs: number;
   readonly defaultAgentId: string;
+  /** How the engine asks inference brokers. */
+  readonly broker: Pick<CredentialBrokerOptions, 'token' | 'timeoutMs' | 'allowInsecure'>;
 }
 
 /** Reads the engine settings out of the service configuration. */
@@ -196,6 +202,9 @@ export function engineSettingsOf(config: {
   readonly LLM_API_KEY?: string | undefined;
   readonly TOOL_APPROVAL_POLICIES: Readonly<Record<string, ApprovalPolicy>>;
   readonly MCP_CALL_TIMEOUT_MS: number;
+  readonly CREDENTIAL_BROKER_TOKEN?: string | undefined;
+  readonly BROKER_TIMEOUT_MS: number;
+  readonly BROKER_ALLOW_INSECURE: boolean;
 }): EngineSettings {
   return {
     concurrency: config.EXECUTOR_CONCURRENCY,
@@ -217,5 +226,6 @@ export function engineSettingsOf(config: {
     approvalOverrides: config.TOOL_APPROVAL_POLICIES,
     mcpCallTimeoutMs: config.MCP_CALL_TIMEOUT_MS,
     defaultAgentId: config.DEFAULT_AGENT_ID,
+    broker: credentialBrokerOptionsOf(config),
   };
 }

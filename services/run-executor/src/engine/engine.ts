@@ -1,5 +1,5 @@
 import type { Bus, EventPublisher, RpcClient } from '@ars/bus';
-import { startPeriodic } from '@ars/service-kit';
+import { createCredentialBrokerClient, startPeriodic } from '@ars/service-kit';
 import type { Logger } from '@ars/telemetry';
 import type { LeaseRepository } from '../store/lease.repository.ts';
 import type { RunOverridesRepository } from '../store/run-overrides.repository.ts';
@@ -17,6 +17,7 @@ import type { EngineSettings } from './engine-config.ts';
 import { createEventPipeline, createJsPipeline } from './event-pipeline.ts';
 import { createStoredEventIds } from './stored-events.ts';
 import { createGovernance } from './governance.ts';
+import { createInferenceCredentials } from './inference-credentials.ts';
 import { createLeaseManager } from './lease.ts';
 import { createMemoryPrompt } from './memory.ts';
 import { createRunConsumer } from './run-consumer.ts';
@@ -114,6 +115,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     runOverrides: options.runOverrides,
     taskConfigs: options.taskConfigs,
     governance: createGovernance({ rpc, logger, timeoutMs }),
+    credentials: createInferenceCredentials({
+      client: createCredentialBrokerClient({ service: 'run-executor', ...settings.broker, logger }),
+      principal: `run-executor/${options.instanceId}`,
+    }),
     memory: createMemoryPrompt({ rpc, logger, timeoutMs }),
     artifacts,
     settings,

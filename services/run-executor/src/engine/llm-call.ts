@@ -1,3 +1,5 @@
+import { ServiceError } from '@ars/contracts';
+import { BrokerError } from '@ars/service-kit';
 import type {
   CompletionRequest,
   CompletionResult,
@@ -21,7 +23,10 @@ import type { Admission, CostRecord, FailoverTarget, Governance, RunQuad } from 
  *    refusal throws `LlmCallRefused`; the admitted (maybe clipped) max tokens
  *    is what the provider is asked for; a `wait_ms` is slept, a cancellation
  *    or drain ending the wait (and the step) early;
- * 3. the provider call; a call that returns once the run was interrupted
+ * 3. the provider call (an openai provider naming an inference broker gets
+ *    its key from the broker first: `inference-credentials.ts`; the broker
+ *    failing counts as the provider failing, and a key the provider refuses
+ *    with 401 is fetched again at the next call); a call that returns once the run was interrupted
  *    (a hard cancel, a drain) is dropped like one that threw, its cost held;
  *    a provider error asks `_governance.failover` for the
  *    next provider of the tier's chain (its key from
@@ -77,6 +82,10 @@ export interface GovernedCallContext {
   holdCost(record: CostRecord): void;
   /** The cost held, taken for an admission to carry (undefined when none is held). */
   takeHeldCost(): CostRecord | undefined;
+  /** The key of a provider whose settings name an inference broker; throws `BrokerError`. */
+  brokerKey(settings: ProviderSettings): Promise<string>;
+  /** The provider refused the broker's key: the next call asks the broker again. */
+  refuseBrokerKey(settings: ProviderSettings): void;
 }
 
 /** Failovers one call may take, whatever the chain says. */
@@ -142,14 +151,16 @@ export async function governedCompletion(
     let result: CompletionResult;
     try {
       const { onAttempt: _, ...providerRequest } = request;
-      result = await llm.provider.complete({
+      const provider = await providerOf(ctx, llm);
+      result = await provider.complete({
         ...providerRequest,
         params: { ...llm.params, model, max_tokens: admission.maxTokens },
       });
     } catch (error) {
       if (ctx.interrupted()) return undefined;
+      if (llm.settings.inferenceBroker !== undefined && statusOf(error) === 401) ctx.refuseBrokerKey(llm.settings);
       const next = await nextProvider(ctx, llm, admission.tier, hop + 1, error);
-      if (next === undefined) throw new ProviderFailure(error);
+      if (next === undefined) throw lastFailure(error);
       hop = next.hop;
       llm = next.llm;
       // The run stays on the provider it failed over to.
@@ -170,6 +181,34 @@ export async function governedCompletion(
     if (ctx.interrupted()) return undefined;
     return { ...result, costUsd };
   }
+}
+
+/** The run's provider, with its inference broker's key when its settings name one (the broker caches it). */
+async function providerOf(ctx: GovernedCallContext, llm: RunLlm): Promise<LlmProvider> {
+  const { settings } = llm;
+  if (settings.kind !== 'openai' || settings.inferenceBroker === undefined) return llm.provider;
+  const apiKey = await ctx.brokerKey(settings);
+  return providerFor({ ...settings, apiKey }, { timeoutMs: ctx.settings.llmTimeoutMs });
+}
+
+function statusOf(error: unknown): number | undefined {
+  const status = (error as { status?: unknown } | undefined)?.status;
+  return typeof status === 'number' ? status : undefined;
+}
+
+/**
+ * How a call fails once no failover is left: a provider error fails the run
+ * `llm_error`; an inference broker that failed transiently (unreachable,
+ * timeout, 5xx, 429) leaves the run to be retried later, as an absent
+ * governance does, and one that refused (4xx, malformed, expired) fails it.
+ */
+function lastFailure(error: unknown): Error {
+  if (error instanceof BrokerError && error.retryable) {
+    return new ServiceError('unavailable', `inference broker ${error.broker} failed: ${error.reason}`, {
+      cause: error,
+    });
+  }
+  return new ProviderFailure(error);
 }
 
 /**

@@ -185,6 +185,7 @@ export async function finishRun(run: RunState, outcome: TerminalOutcome, answer?
   run.events.seal();
   closeControlInbox(run);
   clearTimeout(run.approvalTimer);
+  clearTimeout(run.authTimer);
   const { tasks, runStates } = run.deps;
   await runStates.finish(run.taskId, run.owner, outcome, undefined, answer);
   const error = outcome.error_code === undefined ? undefined : { code: outcome.error_code };

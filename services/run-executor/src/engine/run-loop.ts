@@ -80,7 +80,7 @@ export function createRun(taskId: string, deps: RunDeps, deliveryCount: number, 
         }
         state = createRunState(task, deps, signals, log);
         const prepared = await claim(state);
-        if (prepared === undefined) return { kind: 'done' };
+        if (prepared === undefined) return await withoutSteps(state);
         await loop(state, prepared);
         return signals.exit();
       } catch (error) {
@@ -89,6 +89,7 @@ export function createRun(taskId: string, deps: RunDeps, deliveryCount: number, 
         if (state !== undefined) {
           closeControlInbox(state);
           clearTimeout(state.approvalTimer);
+          clearTimeout(state.authTimer);
         }
         signals.dispose();
         await state?.costs.flush();
@@ -120,6 +121,20 @@ async function fail(run: RunState | undefined, signals: RunSignals, log: Logger,
     log.warn({ err: again }, 'run could not be ended; it will be retried');
     return { kind: 'retry', delayMs: RETRY_DELAY_MS };
   }
+}
+
+/**
+ * The claim ran no step: there was nothing to run, the run ended before
+ * planning, or a wait before planning (a server's authorization) was
+ * stopped: a cancellation ends the run now, a hand-back or lost lease leaves.
+ */
+async function withoutSteps(run: RunState): Promise<RunExit> {
+  const { signals } = run;
+  const cancel = signals.cancel;
+  if (!signals.terminated && signals.exitRequest === undefined && cancel !== undefined) {
+    await finishRun(run, { status: 'cancelled', reason: cancel.reason, cascaded: cancel.cascaded });
+  }
+  return signals.exit();
 }
 
 /**
@@ -188,6 +203,7 @@ async function restorePauses(run: RunState): Promise<void> {
   for (const record of await run.deps.runStates.openPauses(run.taskId)) {
     run.pausesOpened = true;
     if (record.kind === 'pause') run.pause ??= record;
+    else if (record.kind === 'auth') run.authPauses.set(record.token, record);
     else run.restoredApproval ??= record;
   }
 }

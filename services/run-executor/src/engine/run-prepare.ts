@@ -40,8 +40,11 @@ export interface PreparedRun {
  *    overrides) and recorded on the task; a redelivered run loads the
  *    recorded one — with the session's turns and the caller's memory;
  * 2. then the run's tools (with the agent's MCP tools from agent-registry's
- *    catalogue when it has MCP connections: `run-tools.ts`) and the
- *    provider's key (governance);
+ *    catalogue when it has MCP connections: `run-tools.ts`, waiting for the
+ *    user to authorize OAuth-bound servers) and the provider's key
+ *    (governance; none for a provider whose key comes from its inference
+ *    broker at each call); undefined when the run ended or must stop while
+ *    it waited;
  * 3. then the input artifacts' dispositions (and inline contents), and the
  *    record of a fresh configuration.
  *
@@ -49,7 +52,7 @@ export interface PreparedRun {
  * (fixed event ids: a redelivery before the first checkpoint publishes them
  * again and the stream drops the copies).
  */
-export async function prepareRun(run: RunState): Promise<PreparedRun> {
+export async function prepareRun(run: RunState): Promise<PreparedRun | undefined> {
   const { runStates, memory, settings } = run.deps;
   const quad = run.events.quad;
   const [{ effective, fresh }, turns, memoryText] = await Promise.all([
@@ -58,7 +61,12 @@ export async function prepareRun(run: RunState): Promise<PreparedRun> {
     memory.blocks(quad),
   ]);
   const agent = toAgentRunConfig(effective);
-  const [tools, apiKey] = await Promise.all([runToolRegistry(run, agent), providerKey(run, agent)]);
+  const key = providerKey(run, agent);
+  // Settled even when the tools are never had (the run ended or stopped while a server waited for authorization).
+  key.catch(() => undefined);
+  const tools = await runToolRegistry(run, agent);
+  if (tools === undefined) return undefined;
+  const apiKey = await key;
   const exposed = exposedTools(tools, agent);
   const [artifacts] = await Promise.all([
     planInputArtifacts(
@@ -126,13 +134,25 @@ async function resolveConfig(run: RunState): Promise<EffectiveConfigRecord> {
   return applyRunOverrides(resolved, overrides.overrides);
 }
 
-/** An openai provider's key: the tenant's, installed in governance under the provider's name. */
+/**
+ * An openai provider's key: the tenant's, installed in governance under the
+ * provider's name; none when its inference broker gives one at each call.
+ */
 async function providerKey(run: RunState, agent: AgentRunConfig): Promise<string | undefined> {
-  if (agent.provider.kind !== 'openai' || agent.provider.apiKey !== undefined) return undefined;
+  const { provider } = agent;
+  if (provider.kind !== 'openai' || provider.apiKey !== undefined || provider.inferenceBroker !== undefined) {
+    return undefined;
+  }
   return run.deps.governance.providerKey(run.events.quad, providerName(agent.provider));
 }
 
 function callContext(run: RunState, agent: AgentRunConfig, llm: RunLlm): GovernedCallContext {
+  const asker = {
+    owner: run.owner,
+    taskId: run.taskId,
+    agentId: agent.agentId,
+    emit: (type: string, payload: Record<string, unknown>) => run.events.emit(type, payload),
+  };
   return {
     taskId: run.taskId,
     claim: run.claim,
@@ -147,5 +167,7 @@ function callContext(run: RunState, agent: AgentRunConfig, llm: RunLlm): Governe
     deferCost: (record) => run.costs.defer(record),
     holdCost: (record) => run.costs.hold(record),
     takeHeldCost: () => run.costs.take(),
+    brokerKey: (settings) => run.deps.credentials.key(asker, settings),
+    refuseBrokerKey: (settings) => run.deps.credentials.invalidate(asker, settings),
   };
 }

@@ -15,6 +15,7 @@ import type { AgentConfigResolver } from './agent-config.ts';
 import type { EngineSettings } from './engine-config.ts';
 import type { EventPipeline } from './event-pipeline.ts';
 import type { Governance } from './governance.ts';
+import type { InferenceCredentials } from './inference-credentials.ts';
 import type { MemoryPrompt } from './memory.ts';
 import { RunCosts } from './run-costs.ts';
 import { RunEvents } from './run-events.ts';
@@ -49,6 +50,8 @@ export interface RunDeps {
   readonly runOverrides: RunOverridesRepository;
   readonly taskConfigs: TaskConfigRepository;
   readonly governance: Governance;
+  /** LLM keys from inference brokers (agents whose provider names one). */
+  readonly credentials: InferenceCredentials;
   readonly memory: MemoryPrompt;
   readonly artifacts: ArtifactIo;
   readonly settings: EngineSettings;
@@ -61,6 +64,20 @@ export type Verdict = 'approve' | 'reject' | 'timeout_reject' | 'stop';
 export interface PendingApproval {
   readonly record: PauseRecord;
   readonly settle: (verdict: Verdict) => void;
+}
+
+/**
+ * How a wait for the user to authorize an MCP server ended: the flow
+ * completed (or the grant turned up), a resume/approve asked to look again,
+ * the user (or a reject control) denied it, the flow expired, or a
+ * cancellation, drain or lost lease stopped the wait.
+ */
+export type AuthVerdict = 'authorized' | 'resumed' | 'denied' | 'expired' | 'stop';
+
+/** The authorization the run waits for now, and how that wait is ended. */
+export interface PendingAuth {
+  readonly record: PauseRecord;
+  readonly settle: (verdict: AuthVerdict) => void;
 }
 
 /** The control inbox a live run listens on (`serveControlInbox`). */
@@ -93,6 +110,14 @@ export interface RunState {
   approvalTimer: NodeJS.Timeout | undefined;
   /** An approval still open from an earlier executor of the run, reused by the same call. */
   restoredApproval: PauseRecord | undefined;
+  /** The authorization of an MCP server the run waits for now (`auth-wait.ts`). */
+  auth: PendingAuth | undefined;
+  /** Ends the authorization wait when its flow expires. */
+  authTimer: NodeJS.Timeout | undefined;
+  /** The run's open `auth` pauses by token: restored from an earlier executor, or opened on this one. */
+  readonly authPauses: Map<string, PauseRecord>;
+  /** Verdicts on `auth` pauses that came before their wait was set up (a completion racing `_oauth.begin`). */
+  readonly authVerdicts: Map<string, AuthVerdict>;
   /** Pause tokens of this run resolved on this executor (a second approve of one is refused). */
   readonly resolvedTokens: Set<string>;
   /** True once the run had a pause record: its open ones are resolved when it ends. */
@@ -129,6 +154,10 @@ export function createRunState(task: TaskRecord, deps: RunDeps, signals: RunSign
     approval: undefined,
     approvalTimer: undefined,
     restoredApproval: undefined,
+    auth: undefined,
+    authTimer: undefined,
+    authPauses: new Map<string, PauseRecord>(),
+    authVerdicts: new Map<string, AuthVerdict>(),
     resolvedTokens: new Set<string>(),
     pausesOpened: false,
     inbox: undefined,

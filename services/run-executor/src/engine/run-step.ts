@@ -1,8 +1,11 @@
 import type { Decision, CompletionResult } from '../providers/provider.ts';
+import { isAuthRequired } from '../tools/mcp-output.ts';
 import { invokeWithPolicy } from '../tools/registry.ts';
 import { SERVICE_TOOL_NAMES } from '../tools/service-tools.ts';
+import { sourceOf } from '../tools/tool.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { awaitApproval } from './approval.ts';
+import { awaitAuthorization } from './auth-wait.ts';
 import { createChunkStream } from './chunk-stream.ts';
 import { governedCompletion } from './llm-call.ts';
 import { refreshMemory } from './run-prepare.ts';
@@ -31,7 +34,10 @@ import type { CallOutcome } from './tool-call-reporter.ts';
  * (`planner.decision`), then either finish or call the tool: invalid
  * arguments are reported and fed back, a gated tool waits for approval, an
  * unsafe call's intent is checkpointed before it starts, attempts follow the
- * tool's retry policy. Every call's outcome goes to the tool call reporter
+ * tool's retry policy. An MCP call the host refuses `auth_required` (its
+ * grant revoked or expired) waits for the user to authorize the server
+ * (`auth-wait.ts`) and is made once more; refused again, it fails as a
+ * permanent error. Every call's outcome goes to the tool call reporter
  * (`_tools.record_calls`). A step ends with its checkpoint.
  */
 
@@ -186,30 +192,70 @@ async function toolStep(
       return;
     }
   }
-  const site = { callId: decision.callId, stepNo, gated };
-  if (tool.sideEffect !== 'unsafe') {
-    await invoke(run, prepared, tool, args, { ...site, signal: run.signals.signal });
-    return;
+  for (let authRetry = true; ; authRetry = false) {
+    const site = { callId: decision.callId, stepNo, gated, authRetry };
+    if ((await callTool(run, prepared, tool, args, site)) !== AUTH_REQUIRED) return;
+    // The host refused before the server ran anything: the call waits for the user, then goes once more.
+    const outcome = await awaitAuthorization(run, prepared.agent.agentId, sourceOf(tool));
+    if (outcome === 'ended' || outcome === 'stop') return;
   }
+}
+
+/** What a call returns when the host refused it `auth_required` and the engine may wait for authorization. */
+const AUTH_REQUIRED = 'auth_required';
+
+/** The call under the signal its side effect calls for; unsafe: its intent checkpointed first. */
+async function callTool(
+  run: RunState,
+  prepared: PreparedRun,
+  tool: ToolDefinition,
+  args: Record<string, unknown>,
+  site: Omit<CallSite, 'signal'>,
+): Promise<typeof AUTH_REQUIRED | undefined> {
+  if (tool.sideEffect !== 'unsafe') return invoke(run, prepared, tool, args, { ...site, signal: run.signals.signal });
+  let refused: typeof AUTH_REQUIRED | undefined;
   // A drain's hand-back lets an unsafe call finish and checkpoint its outcome (see RunSignals.requestHandback).
   await run.signals.unsafeCall(async (signal) => {
     run.checkpoint.pending_call = {
-      call_id: decision.callId,
+      call_id: site.callId,
       tool: tool.name,
       transport: tool.transport,
-      step: stepNo,
+      step: site.stepNo,
       started_at: occurredAt(),
     };
     await checkpoint(run);
-    await invoke(run, prepared, tool, args, { ...site, signal });
+    refused = await invoke(run, prepared, tool, args, { ...site, signal });
+    if (refused !== undefined) await withdrawPendingCall(run);
   });
+  return refused;
 }
 
-/** One tool call of step `stepNo`, under `signal`; `gated`: a human approved it first. */
+/**
+ * The host refused the unsafe call before it ran: the stored checkpoint
+ * goes back to the previous step's (no pending call, no call message), so a
+ * run stopped while it waits for authorization replays the step instead of
+ * failing `tool_outcome_unknown`.
+ */
+async function withdrawPendingCall(run: RunState): Promise<void> {
+  run.checkpoint.pending_call = null;
+  const call = run.checkpoint.messages.pop();
+  try {
+    await checkpoint(run);
+  } finally {
+    if (call !== undefined) run.checkpoint.messages.push(call);
+  }
+}
+
+/**
+ * One tool call of step `stepNo`, under `signal`; `gated`: a human approved
+ * it first; `authRetry`: an `auth_required` refusal is returned (not
+ * recorded) so that the call can wait for authorization and go once more.
+ */
 interface CallSite {
   readonly callId: string;
   readonly stepNo: number;
   readonly gated: boolean;
+  readonly authRetry: boolean;
   readonly signal: AbortSignal;
 }
 
@@ -218,11 +264,12 @@ async function invoke(
   prepared: PreparedRun,
   tool: ToolDefinition,
   args: Record<string, unknown>,
-  { callId, stepNo, gated, signal }: CallSite,
-): Promise<void> {
+  { callId, stepNo, gated, authRetry, signal }: CallSite,
+): Promise<typeof AUTH_REQUIRED | undefined> {
   const base = { Identity: run.events.quad, ToolName: tool.name, Transport: tool.transport };
   const started = performance.now();
   let failed = 0;
+  let offloaded = 0;
   const report = (outcome: CallOutcome['outcome'], attempts: number, output?: string): void =>
     run.deps.toolCalls.record(
       run.owner,
@@ -233,6 +280,7 @@ async function invoke(
         durationMs: performance.now() - started,
         args,
         output,
+        artifactsOffloaded: offloaded,
       }),
     );
   run.events.emit('tool.invoked', { ...base, StartedAt: occurredAt() });
@@ -241,9 +289,19 @@ async function invoke(
     outcome = await invokeWithPolicy(
       tool,
       args,
-      { taskId: run.taskId, callId, owner: run.owner, signal },
+      {
+        taskId: run.taskId,
+        callId,
+        owner: run.owner,
+        signal,
+        countOffloaded: (artifacts) => {
+          offloaded += artifacts;
+        },
+      },
       (attempt, error) => {
         failed = attempt;
+        // Not a failure yet: the call waits for the user to authorize its server (tool.auth_required).
+        if (authRetry && isAuthRequired(error)) return;
         run.events.emit('tool.failed', {
           ...base,
           Attempts: attempt,
@@ -256,8 +314,9 @@ async function invoke(
     if (!run.signals.interrupted) throw error;
     // A cancelled run's call ends here; one handed back or lost is made again by the run's next executor.
     if (run.signals.cancel !== undefined) report('failed', failed + 1);
-    return;
+    return undefined;
   }
+  if (!outcome.ok && authRetry && isAuthRequired(outcome.lastError)) return AUTH_REQUIRED;
   if (outcome.ok) {
     run.events.emit('tool.completed', { ...base, Attempts: outcome.attempts, DurationMS: outcome.durationMs });
     // The next prompt carries the caller memory as it is now.
@@ -281,6 +340,7 @@ async function invoke(
     report(outcome.exhausted ? 'policy_exhausted' : 'failed', outcome.attempts);
   }
   await checkpoint(run);
+  return undefined;
 }
 
 function recordResult(

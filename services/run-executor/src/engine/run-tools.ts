@@ -4,6 +4,7 @@ import { sourceOf } from '../tools/tool.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { AgentConfigRefused } from './agent-config.ts';
 import type { AgentRunConfig } from './agent-config.ts';
+import { authorizedCatalogue } from './auth-wait.ts';
 import type { RunState } from './run-state.ts';
 
 /**
@@ -18,9 +19,11 @@ import type { RunState } from './run-state.ts';
  * `unavailable` or `timeout` (an agent-registry without the endpoint counts
  * as unavailable) and the run is retried later; `unknown_agent` fails it
  * `agent_unavailable`. A server the catalogue lists as unavailable just has
- * no tools in this run (logged).
+ * no tools in this run (logged). A server it lists under `auth_required` is
+ * waited for: the user authorizes it, then the catalogue is asked again
+ * (`auth-wait.ts`); undefined when the run ended or must stop meanwhile.
  */
-export async function runToolRegistry(run: RunState, agent: AgentRunConfig): Promise<ToolRegistry> {
+export async function runToolRegistry(run: RunState, agent: AgentRunConfig): Promise<ToolRegistry | undefined> {
   const disabled = new Set(agent.sourceDisables);
   if (!agent.mcpServers.some((server) => !disabled.has(server))) {
     // The tenant's policies came with the configuration: built-ins are gated by them without asking the catalogue.
@@ -28,7 +31,8 @@ export async function runToolRegistry(run: RunState, agent: AgentRunConfig): Pro
       ? run.deps.tools
       : run.deps.tools.forRun([], agent.approvalPolicies);
   }
-  const catalogue = await fetchCatalogue(run, agent.agentId);
+  const catalogue = await authorizedCatalogue(run, agent, () => fetchCatalogue(run, agent.agentId));
+  if (catalogue === undefined) return undefined;
   if (catalogue.unavailable_servers.length > 0) {
     run.log.warn(
       {

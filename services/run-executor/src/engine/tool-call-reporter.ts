@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { isServiceError, ToolCallRecord, TOOLS_RECORD_CALLS } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
 import { callInternal } from '@ars/bus';
@@ -14,12 +15,14 @@ import type { ToolDefinition, ToolOwner } from '../tools/tool.ts';
  * soon as {@link REPORT_BATCH_MAX} are queued. A run never waits for it and
  * never fails by it.
  *
- * agent-registry not answering (`unavailable`, `timeout`): the batch goes
- * back to the queue and is sent with the next flush. The queue is bounded
- * ({@link REPORT_QUEUE_MAX}): past it the oldest records are dropped, and the
+ * agent-registry not answering (`unavailable`, `timeout`): the batch is
+ * kept as it is, with its `batch_id`, and sent again first with the next
+ * flush; agent-registry counts a batch id once, so a batch whose answer was
+ * lost is not counted twice. The queue is bounded ({@link REPORT_QUEUE_MAX},
+ * kept batches included): past it the oldest records are dropped, and the
  * drops are counted and logged once per flush. A batch agent-registry
  * refuses (an older one without the endpoint, a malformed record) is
- * dropped the same way. A batch whose answer was lost may be counted twice.
+ * dropped the same way.
  */
 
 /** How often queued records are sent, in ms. */
@@ -66,6 +69,8 @@ export interface CallOutcome {
   readonly args?: Record<string, unknown> | undefined;
   /** The output fed back to the planner (completed calls). */
   readonly output?: string | undefined;
+  /** Result parts the MCP host stored as artifacts, over every attempt. @default 0 */
+  readonly artifactsOffloaded?: number | undefined;
 }
 
 /** One call's record: `bytes_in` is the JSON of its arguments, `bytes_out` its output, both in UTF-8 bytes. */
@@ -83,7 +88,7 @@ export function callRecord(
     duration_ms: Math.max(0, Math.round(call.durationMs)),
     bytes_in: call.args === undefined ? 0 : Buffer.byteLength(JSON.stringify(call.args)),
     bytes_out: call.output === undefined ? 0 : Buffer.byteLength(call.output),
-    artifacts_offloaded: 0,
+    artifacts_offloaded: call.artifactsOffloaded ?? 0,
     at: new Date().toISOString(),
   };
 }
@@ -91,6 +96,12 @@ export function callRecord(
 interface Queued {
   readonly owner: ToolOwner;
   readonly call: ToolCallRecord;
+}
+
+/** A batch once formed: its id goes with it on every retry. */
+interface Batch {
+  readonly id: string;
+  items: Queued[];
 }
 
 /** The queue in batches of one tenant each, at most `max` records, oldest first. */
@@ -117,26 +128,42 @@ export function createToolCallReporter(options: ToolCallReporterOptions): ToolCa
   const batchMax = options.batchMax ?? REPORT_BATCH_MAX;
   const queueMax = options.queueMax ?? REPORT_QUEUE_MAX;
   let queue: Queued[] = [];
+  /** Batches sent without an answer, oldest first: sent again, with their ids, before anything newer. */
+  let held: Batch[] = [];
   let dropped = 0;
   let droppedUnlogged = 0;
   let away = false;
   let flushing: Promise<void> | undefined;
   let again = false;
 
+  const heldCount = (): number => held.reduce((n, b) => n + b.items.length, 0);
+
+  /**
+   * Drops the oldest records past the bound, kept batches first. A trimmed
+   * batch keeps its id: counted before, it is a repeat; not counted, the
+   * rest of it counts.
+   */
   function bound(): void {
-    const excess = queue.length - queueMax;
+    let excess = heldCount() + queue.length - queueMax;
     if (excess <= 0) return;
-    queue.splice(0, excess);
     dropped += excess;
     droppedUnlogged += excess;
+    while (excess > 0 && held.length > 0) {
+      const [oldest] = held as [Batch];
+      const cut = Math.min(excess, oldest.items.length);
+      oldest.items.splice(0, cut);
+      excess -= cut;
+      if (oldest.items.length === 0) held.shift();
+    }
+    if (excess > 0) queue.splice(0, excess);
   }
 
   /** Sends one batch: false when agent-registry did not answer (the batch is to be kept). */
-  async function send(batch: readonly Queued[]): Promise<boolean> {
-    const [first] = batch as [Queued];
+  async function send(batch: Batch): Promise<boolean> {
+    const [first] = batch.items as [Queued];
     // The batch's caller is one of the tenant's owners: the endpoint checks the tenant it names against it.
     const identity: VerifiedIdentity = { ...first.owner, scopes: [] };
-    const body = { tenant: first.owner.tenant, calls: batch.map((q) => q.call) };
+    const body = { tenant: first.owner.tenant, calls: batch.items.map((q) => q.call), batch_id: batch.id };
     try {
       await callInternal(rpc, TOOLS_RECORD_CALLS, identity, body, { timeoutMs });
     } catch (error) {
@@ -145,8 +172,8 @@ export function createToolCallReporter(options: ToolCallReporterOptions): ToolCa
         away = true;
         return false;
       }
-      logger.warn({ err: error, records: batch.length }, 'tool call records refused; dropped');
-      dropped += batch.length;
+      logger.warn({ err: error, records: batch.items.length }, 'tool call records refused; dropped');
+      dropped += batch.items.length;
       return true;
     }
     if (away) logger.info('agent-registry answers again; tool call records sent');
@@ -157,12 +184,14 @@ export function createToolCallReporter(options: ToolCallReporterOptions): ToolCa
   async function sendAll(): Promise<void> {
     do {
       again = false;
-      const batches = batchesOf(queue, batchMax);
+      const fresh = batchesOf(queue, batchMax).map((items): Batch => ({ id: randomUUID(), items }));
+      const batches = [...held, ...fresh];
       queue = [];
-      // At the first batch agent-registry does not answer, it and the rest go back before what came meanwhile.
+      held = [];
+      // At the first batch agent-registry does not answer, it and the rest are kept, ids and all.
       for (const [i, batch] of batches.entries()) {
-        if (await send(batch)) continue;
-        queue = [...batches.slice(i).flat(), ...queue];
+        if (batch.items.length === 0 || (await send(batch))) continue;
+        held = batches.slice(i);
         break;
       }
       bound();
@@ -170,7 +199,7 @@ export function createToolCallReporter(options: ToolCallReporterOptions): ToolCa
         logger.warn({ dropped: droppedUnlogged, total: dropped }, 'tool call records dropped: the queue is full');
         droppedUnlogged = 0;
       }
-    } while (again && !away && queue.length > 0);
+    } while (again && !away && queue.length + heldCount() > 0);
   }
 
   function flush(): Promise<void> {
@@ -178,7 +207,7 @@ export function createToolCallReporter(options: ToolCallReporterOptions): ToolCa
       again = true;
       return flushing;
     }
-    if (queue.length === 0) return Promise.resolve();
+    if (queue.length === 0 && held.length === 0) return Promise.resolve();
     flushing = sendAll()
       .catch((error: unknown) => logger.error({ err: error }, 'tool call records not sent'))
       .finally(() => {
@@ -212,7 +241,7 @@ export function createToolCallReporter(options: ToolCallReporterOptions): ToolCa
       await flush();
     },
     get queued() {
-      return queue.length;
+      return queue.length + heldCount();
     },
     get dropped() {
       return dropped;

@@ -46,6 +46,11 @@ export interface ProviderSettings {
    * by the installation name; absent: the executor's `LLM_API_KEY`.
    */
   readonly apiKey?: string | undefined;
+  /**
+   * openai: the URL of the inference broker its key comes from at each call
+   * (`llm_provider.inference_broker`); when set, governance's key is not asked.
+   */
+  readonly inferenceBroker?: string | undefined;
   /** scripted: the agent's script records. */
   readonly script?: readonly Record<string, unknown>[] | undefined;
 }

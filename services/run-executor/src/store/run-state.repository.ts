@@ -196,6 +196,15 @@ export interface RunStateRepository {
   createPause(record: PauseRecord): Promise<void>;
   /** Resolves an open pause of the run once; null when it was already resolved (or is not the run's). */
   resolvePause(token: string, taskId: string, decision: string, at: string): Promise<PauseRecord | null>;
+  /**
+   * Points an open `auth` pause at a new authorization flow (a redelivered
+   * run's fresh `_oauth.begin`, same token); null when it was resolved meanwhile.
+   */
+  renewAuthPause(
+    token: string,
+    taskId: string,
+    flow: Required<Pick<PauseRecord, 'auth_state' | 'authorize_url' | 'expires_at'>>,
+  ): Promise<PauseRecord | null>;
   /** Resolves every open pause of a run that ended; returns how many. */
   resolveAllPauses(taskId: string, decision: string, at: string): Promise<number>;
   openPauses(taskId: string): Promise<PauseRecord[]>;
@@ -258,6 +267,13 @@ export function createRunStateRepository(store: Store): RunStateRepository {
       pauses.findOneAndUpdate(
         { _id: token, task_id: taskId, resolved_at: { $exists: false } },
         { $set: { resolved_at: at, decision } },
+        { returnDocument: 'after' },
+      ),
+
+    renewAuthPause: (token, taskId, flow) =>
+      pauses.findOneAndUpdate(
+        { _id: token, task_id: taskId, kind: 'auth', resolved_at: { $exists: false } },
+        { $set: flow },
         { returnDocument: 'after' },
       ),
 

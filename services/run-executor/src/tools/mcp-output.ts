@@ -42,7 +42,10 @@ export function renderBlock(block: Readonly<Record<string, unknown>>): string {
     }
     case 'resource_link': {
       const size = typeof block.size === 'number' ? block.size : undefined;
-      return summary(type, mime, size, str(block.uri));
+      // A link's description says what it holds: how to read an offloaded part (artifact_read), for one.
+      const description = str(block.description)?.slice(0, 512);
+      const link = summary(type, mime, size, str(block.uri));
+      return description === undefined || description === '' ? link : `${link} ${description}`;
     }
     case 'resource': {
       const resource = (typeof block.resource === 'object' && block.resource !== null ? block.resource : {}) as Record<
@@ -87,8 +90,20 @@ const REFUSAL_CLASSES: Readonly<Record<RefusalReason<typeof MCP_CALL_TOOL>, Tool
   protocol_error: 'permanent',
   result_too_large: 'permanent',
   auth_required: 'permanent',
+  offload_failed: 'transient',
   call_cancelled: 'cancelled',
 };
+
+/**
+ * True when `error` is `_mcp.call_tool` refusing `auth_required`: the
+ * server's grant for the run's binding scope was revoked or expired with no
+ * way to refresh it. The host refused before the server ran anything, so the
+ * engine waits for the user to authorize again and makes the call once more
+ * (see `auth-wait.ts`); a second refusal stays a permanent failure.
+ */
+export function isAuthRequired(error: unknown): boolean {
+  return error instanceof ToolError && refusalOf(MCP_CALL_TOOL, error.cause) === 'auth_required';
+}
 
 /**
  * A failed `_mcp.call_tool` as a ToolError: its refusal's class (above), else

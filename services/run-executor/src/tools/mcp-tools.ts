@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { MCP_CALL_TOOL, MCP_CANCEL_CALL, TOOLS_CATALOGUE } from '@ars/contracts';
-import type { CatalogueTool, ToolsCatalogueReply, VerifiedIdentity } from '@ars/contracts';
+import { MCP_CALL_TOOL, MCP_CANCEL_CALL, OAUTH_BEGIN, TOOLS_CATALOGUE } from '@ars/contracts';
+import type { CatalogueTool, OAuthBeginReply, ToolsCatalogueReply, VerifiedIdentity } from '@ars/contracts';
 import { callInternal, callInternalWithinBudget } from '@ars/bus';
 import type { InternalCaller } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
@@ -34,6 +34,15 @@ export interface McpToolHost {
    * are thrown as the RPC client's ServiceErrors.
    */
   catalogue(owner: ToolOwner, agentId: string): Promise<ToolsCatalogueReply>;
+  /**
+   * `_oauth.begin`: starts the authorization of an OAuth-bound server for the
+   * owner's run, resumed by the pause `pauseToken` (asked again like the
+   * catalogue while the host has no responders).
+   */
+  beginAuthorization(
+    owner: ToolOwner,
+    request: { readonly agentId: string; readonly run: string; readonly serverId: string; readonly pauseToken: string },
+  ): Promise<OAuthBeginReply>;
   /** The catalogue's tools as tool definitions (approval as the catalogue lists it). */
   definitions(tools: readonly CatalogueTool[], agentId: string): ToolDefinition[];
 }
@@ -121,6 +130,8 @@ export function createMcpToolHost(options: McpToolHostOptions): McpToolHost {
       { timeoutMs: callTimeoutMs + rpcTimeoutMs },
     );
     const reply = await untilAborted(request, context.signal, () => cancel(owner, callId, context.taskId));
+    // Stored parts are artifacts whatever the outcome: counted before an isError result throws.
+    if (reply.offloaded !== undefined && reply.offloaded.length > 0) context.countOffloaded?.(reply.offloaded.length);
     if (reply.is_error) throw toolErrorOfResult(reply);
     return renderResult(reply);
   }
@@ -132,6 +143,22 @@ export function createMcpToolHost(options: McpToolHostOptions): McpToolHost {
         TOOLS_CATALOGUE,
         identityOf(owner),
         { tenant: owner.tenant, user: owner.user, session: owner.session, agent_id: agentId },
+        { timeoutMs: rpcTimeoutMs },
+      ),
+    beginAuthorization: (owner, request) =>
+      callInternalWithinBudget(
+        rpc,
+        OAUTH_BEGIN,
+        identityOf(owner),
+        {
+          tenant: owner.tenant,
+          user: owner.user,
+          session: owner.session,
+          agent_id: request.agentId,
+          run: request.run,
+          server_id: request.serverId,
+          pause_token: request.pauseToken,
+        },
         { timeoutMs: rpcTimeoutMs },
       ),
     definitions: (tools, agentId) =>

@@ -91,6 +91,8 @@ export type ToolOutcome =
       readonly error: string;
       /** True when retryable failures used up every attempt of the policy. */
       readonly exhausted: boolean;
+      /** The last attempt's error (its cause tells, for example, an MCP host's refusal). */
+      readonly lastError: ToolError;
     };
 
 function asToolError(error: unknown, signal: AbortSignal): ToolError {
@@ -135,6 +137,7 @@ export async function invokeWithPolicy(
           errorClass: error.errorClass,
           error: error.message,
           exhausted,
+          lastError: error,
         };
       }
       if (backoff > 0) await sleep(backoff, context.signal);

@@ -47,6 +47,8 @@ function standInRun() {
     restoredApproval: undefined,
     resolvedTokens: new Set<string>(),
     approval: undefined as RunState['approval'],
+    auth: undefined as RunState['auth'],
+    authPauses: new Map<string, PauseRecord>(),
     controls: Promise.resolve(),
     log: { warn: () => undefined, error: () => undefined },
     events: { emit: (type: string, payload: Record<string, unknown>) => void emitted.push({ type, payload }) },

@@ -37,6 +37,8 @@ export type FakeOpenAiBehaviour = (typeof FAKE_OPENAI_BEHAVIOURS)[keyof typeof F
 export interface FakeOpenAiRequest {
   readonly behaviour: string;
   readonly body: Record<string, unknown>;
+  /** The `Authorization` header (`Bearer <key>`). */
+  readonly authorization: string | undefined;
   /** Resolves when the connection of the response closes (the server ended it, or the client went). */
   readonly closed: Promise<void>;
 }
@@ -147,7 +149,7 @@ export function startFakeOpenAi(): Promise<FakeOpenAi> {
     req.on('data', (d: Buffer) => (text += d.toString()));
     req.on('end', () => {
       const body = JSON.parse(text) as { messages: { role: string }[] };
-      requests.push({ behaviour, body, closed });
+      requests.push({ behaviour, body, authorization: req.headers.authorization, closed });
       respond(behaviour, res, body);
     });
   });

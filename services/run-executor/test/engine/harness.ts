@@ -46,6 +46,7 @@ export interface RunWatch {
 
 export interface EngineHarness {
   readonly nats: NatsServerHandle;
+  /** The run-executor now (another one after {@link restart}). */
   readonly service: InProcessService;
   readonly bus: Bus;
   readonly store: Store;
@@ -65,6 +66,12 @@ export interface EngineHarness {
     eventId?: string,
   ): Promise<unknown>;
   watch(identity: VerifiedIdentity, taskId: string): Promise<RunWatch>;
+  /**
+   * Stops the run-executor (a drain: a run waiting for a human is handed
+   * back at once) and starts another on the same store, which claims the
+   * runs handed back. Needs {@link EngineHarnessOptions.persistentStore}.
+   */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -235,6 +242,8 @@ export async function serveGovernanceFake(bus: Bus): Promise<GovernanceFake> {
 export interface EngineHarnessOptions {
   /** Wraps the store the service uses (faults for crash tests); `EngineHarness.store` stays the plain one. */
   readonly wrapStore?: (store: Store) => Store;
+  /** Keeps the store under the harness's data directory (not in memory), so that {@link EngineHarness.restart} works. */
+  readonly persistentStore?: boolean;
 }
 
 /** Starts nats-server, the fakes and the full service with `env`. */
@@ -257,10 +266,14 @@ export async function startEngineHarness(
   const agentConfigs = new Map<string, Record<string, unknown>>();
   const fakes = await serveEngineFakes(bus, agentConfigs);
   const governance = await serveGovernanceFake(bus);
-  const service = await startInProcess(definition, {
-    natsUrl: nats.url,
-    env: { AGENT_CONFIG_CACHE_MS: '0', ...env },
-  });
+  const persistent = options.persistentStore === true;
+  const startExecutor = () =>
+    startInProcess(definition, {
+      natsUrl: nats.url,
+      env: { AGENT_CONFIG_CACHE_MS: '0', ...(persistent ? { DATA_DIR: join(dir, 'data') } : {}), ...env },
+      inMemoryStore: !persistent,
+    });
+  let service = await startExecutor();
   if (store === undefined) throw new Error('the service did not build');
   const tasks = await createTaskRepository(store);
   const call = (method: string, body: Record<string, unknown>, identity: VerifiedIdentity) =>
@@ -268,7 +281,9 @@ export async function startEngineHarness(
   const watch = (identity: VerifiedIdentity, taskId: string) => watchRun(bus, identity, taskId);
   return {
     nats,
-    service,
+    get service() {
+      return service;
+    },
     bus,
     store,
     tasks,
@@ -291,6 +306,11 @@ export async function startEngineHarness(
         },
         identity,
       ),
+    async restart() {
+      if (!persistent) throw new Error('restart needs persistentStore');
+      await service.stop();
+      service = await startExecutor();
+    },
     async stop() {
       await service.stop().catch(() => undefined);
       await Promise.all([...fakes, governance.served].map((f) => f.stop().catch(() => undefined)));

@@ -90,6 +90,8 @@ function context(llm: RunLlm, governance: Governance, overrides: Partial<Governe
     deferCost: (record) => void deferred.push(record),
     holdCost: (record) => void held.push(record),
     takeHeldCost: () => held.shift(),
+    brokerKey: async () => 'sk-broker',
+    refuseBrokerKey: () => undefined,
     deferred,
     held,
     ...overrides,

@@ -111,6 +111,53 @@ describe('tool call reporter', () => {
     expect([reporter.queued, reporter.dropped]).toEqual([0, 2]);
   });
 
+  it('sends a batch again with the same batch_id after agent-registry did not answer, and new records apart', async () => {
+    const { rpc, batches, state } = fakeRpc();
+    const sent: ToolsRecordCallsRequest[] = [];
+    const seeing: InternalCaller = {
+      call: async (service, method, identity, body, options) => {
+        sent.push(body as ToolsRecordCallsRequest);
+        return rpc.call(service, method, identity, body, options);
+      },
+    };
+    state.fail = new ServiceError('timeout', 'answer lost');
+    reporter = createToolCallReporter({ rpc: seeing, logger, timeoutMs: 100, flushMs: 60_000, batchMax: 100 });
+    reporter.record(owner('a'), record('t1'));
+    await reporter.flush();
+    state.fail = undefined;
+    reporter.record(owner('a'), record('t2'));
+    await reporter.flush();
+    expect(sent.map((b) => b.calls.map((c) => c.tool))).toEqual([['t1'], ['t1'], ['t2']]);
+    const [first, retry, fresh] = sent.map((b) => b.batch_id);
+    expect(first).toEqual(expect.any(String));
+    expect(retry).toBe(first);
+    expect(fresh).not.toBe(first);
+    expect(batches).toHaveLength(2);
+  });
+
+  it('keeps the batch_id of a kept batch trimmed by the bound', async () => {
+    const { rpc, batches, state } = fakeRpc();
+    state.fail = new ServiceError('unavailable', 'no responders');
+    reporter = createToolCallReporter({ rpc, logger, timeoutMs: 100, flushMs: 60_000, batchMax: 100, queueMax: 3 });
+    for (const tool of ['t1', 't2', 't3']) reporter.record(owner('a'), record(tool));
+    await reporter.flush();
+    reporter.record(owner('a'), record('t4'));
+    expect([reporter.queued, reporter.dropped]).toEqual([3, 1]);
+    state.fail = undefined;
+    await reporter.flush();
+    expect(batches.map((b) => b.calls.map((c) => c.tool))).toEqual([['t2', 't3'], ['t4']]);
+    expect(new Set(batches.map((b) => b.batch_id)).size).toBe(2);
+  });
+
+  it('reports the result parts the MCP host offloaded as artifacts_offloaded', () => {
+    const offloaded = callRecord(
+      { name: 'kb__big', transport: 'stdio', source: 'kb' },
+      { outcome: 'completed', approvalRequested: false, attempts: 1, durationMs: 1, artifactsOffloaded: 2 },
+    );
+    expect(offloaded).toMatchObject({ artifacts_offloaded: 2, source: 'kb' });
+    expect(record().artifacts_offloaded).toBe(0);
+  });
+
   it('never throws or waits when recording, even when the RPC client throws synchronously', async () => {
     const rpc: InternalCaller = {
       call: () => {

@@ -3,6 +3,7 @@ import { MCP_CALL_TOOL, refuse, ServiceError } from '@ars/contracts';
 import {
   base64Bytes,
   MCP_ERROR_MAX_CHARS,
+  renderBlock,
   renderResult,
   toolErrorOfCall,
   toolErrorOfResult,
@@ -29,6 +30,20 @@ describe('MCP tool results for the planner', () => {
     });
     expect(output).toBe('[image: image/png, 1000 bytes]\n[audio: audio/wav, 3 bytes]');
     expect(output).not.toContain(png.slice(0, 16));
+  });
+
+  it("adds a resource link's description: how to read an artifact an offloaded part went to", () => {
+    const output = renderBlock({
+      type: 'resource_link',
+      uri: 'artifact://a-1',
+      name: 'a-1',
+      mimeType: 'text/plain',
+      size: 10_485_760,
+      description: 'content block 0 (text) (10485760 bytes) stored as artifact a-1: read it with artifact_read',
+    });
+    expect(output).toBe(
+      '[resource_link: artifact://a-1, text/plain, 10485760 bytes] content block 0 (text) (10485760 bytes) stored as artifact a-1: read it with artifact_read',
+    );
   });
 
   it('names a resource link by URI, and an embedded resource: its text inline, its blob summarised', () => {
