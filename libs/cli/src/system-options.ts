@@ -126,7 +126,7 @@ export const SystemOptions = z.object({
     .enum(['one-process', 'split'])
     .default('split')
     .describe(
-      "'one-process': every service and the gateway in one Node process (`ars up`'s default); 'split': one process per service (what a deployment runs, and what tests that kill one service need). Default split.",
+      "'one-process': every service and the gateway in one child process (what `ars up` runs in its own process); 'split': one process per service (what a deployment runs, and what tests that kill one service need). Default split.",
     ),
   restart: z
     .union([z.boolean(), RestartPolicy.partial()])

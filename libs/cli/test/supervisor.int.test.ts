@@ -64,7 +64,7 @@ describe('startSystem', () => {
   }, 120_000);
 });
 
-describe("startSystem in one process (mode 'one-process', ars up's default)", () => {
+describe("startSystem with every service in one child process (mode 'one-process')", () => {
   let dataDir: string;
   let system: RunningSystem | undefined;
   const logs: LogEntry[] = [];

@@ -2,6 +2,7 @@ import { ConfigError, parseUpConfig, useColor } from '../config.ts';
 import type { UpConfig } from '../config.ts';
 import { EXIT } from '../io.ts';
 import type { Io } from '../io.ts';
+import { startInProcess } from '../in-process.ts';
 import { startSystem } from '../supervisor.ts';
 import type { RunningSystem } from '../supervisor.ts';
 
@@ -37,7 +38,7 @@ export async function upCommand(io: Io, options: UpOptions = {}): Promise<number
     signals++;
     if (signals > 1) {
       io.stderr(`ars up: ${signal} again, killing everything\n`);
-      // The supervisor's exit hook SIGKILLs every child.
+      // The exit hooks SIGKILL every child (nats-server included).
       process.exit(EXIT.failure);
     }
     io.stderr(`ars up: ${signal}, stopping (again to force)\n`);
@@ -46,21 +47,46 @@ export async function upCommand(io: Io, options: UpOptions = {}): Promise<number
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  const split = options.split === true || config.ARS_UP_MODE === 'split';
   try {
-    let system: RunningSystem;
+    let system: { readonly token: string | undefined; stop(): Promise<void> };
+    let url: string;
     try {
-      system = await startSystem({
-        dataDir: config.DATA_DIR,
-        port: config.PORT,
-        host: config.HOST,
-        ...(config.NATS_URL === undefined ? {} : { natsUrl: config.NATS_URL }),
-        natsMemoryLimitMiB: config.NATS_MEMORY_LIMIT_MIB,
-        ...(config.MONGO_URL === undefined ? {} : { mongoUrl: config.MONGO_URL }),
-        mode: options.split === true ? 'split' : config.ARS_UP_MODE,
-        restart: true,
-        color: useColor(io.env, io.isTty),
-        signal: controller.signal,
-      });
+      if (split) {
+        const running: RunningSystem = await startSystem({
+          dataDir: config.DATA_DIR,
+          port: config.PORT,
+          host: config.HOST,
+          ...(config.NATS_URL === undefined ? {} : { natsUrl: config.NATS_URL }),
+          natsMemoryLimitMiB: config.NATS_MEMORY_LIMIT_MIB,
+          ...(config.MONGO_URL === undefined ? {} : { mongoUrl: config.MONGO_URL }),
+          mode: 'split',
+          restart: true,
+          color: useColor(io.env, io.isTty),
+          signal: controller.signal,
+        });
+        system = running;
+        url = `http://${formatHost(config.HOST)}:${running.port}`;
+      } else {
+        const running = await startInProcess({
+          dataDir: config.DATA_DIR,
+          port: config.PORT,
+          host: config.HOST,
+          ...(config.NATS_URL === undefined ? {} : { natsUrl: config.NATS_URL }),
+          natsMemoryLimitMiB: config.NATS_MEMORY_LIMIT_MIB,
+          ...(config.MONGO_URL === undefined ? {} : { mongoUrl: config.MONGO_URL }),
+          color: useColor(io.env, io.isTty),
+          write: (stream, text) => (stream === 'stdout' ? io.stdout : io.stderr)(`${text}\n`),
+        });
+        system = running;
+        url = running.url;
+        // A signal during the start: stop what started.
+        if (controller.signal.aborted) {
+          await running.stop();
+          io.stderr('ars up: stopped\n');
+          return EXIT.ok;
+        }
+      }
     } catch (error) {
       if (controller.signal.aborted) {
         io.stderr('ars up: stopped\n');
@@ -70,7 +96,7 @@ export async function upCommand(io: Io, options: UpOptions = {}): Promise<number
       return EXIT.failure;
     }
     if (system.token !== undefined) io.stdout(`SERVICE_DEV_TOKEN=${system.token}\n`);
-    io.stdout(`gateway listening on http://${formatHost(config.HOST)}:${system.port}\n`);
+    io.stdout(`gateway listening on ${url}\n`);
     await stopRequested.promise;
     await system.stop();
     io.stderr('ars up: stopped\n');
