@@ -227,7 +227,7 @@ export async function throughputPhase(
     runsPerSecond: runs / seconds,
     outcome,
     latency: percentiles(latencies),
-    cpuSeconds: treeCpuSince(before, after, system.supervisorPid),
+    cpuSeconds: treeCpuSince(before, after, system.excludedPid),
     supervisorCpuSeconds: treeCpuSince(
       { at: before.at, processes: before.processes.filter((p) => p.pid === system.supervisorPid) },
       { at: after.at, processes: after.processes.filter((p) => p.pid === system.supervisorPid) },

@@ -29,6 +29,12 @@ export interface ArsSystem {
   readonly baseUrl: string;
   /** The supervisor's pid: the root of the system's process tree. */
   readonly supervisorPid: number;
+  /**
+   * The pid to leave out of the system's figures: the supervisor, unless it
+   * hosts the services itself (`ars up`'s one-process mode), when it is the
+   * system.
+   */
+  readonly excludedPid: number | undefined;
   /** A client with the dev token, in `session`. */
   client(session?: string): ArsClient;
   /** Stops the system and its supervisor; SIGKILL to the whole tree after `graceMs`. Idempotent. */
@@ -81,12 +87,19 @@ async function awaitReady<T>(
   );
 }
 
-function handle(child: ChildProcess, baseUrl: string, token: string, cleanup: () => Promise<void>): ArsSystem {
+function handle(
+  child: ChildProcess,
+  baseUrl: string,
+  token: string,
+  cleanup: () => Promise<void>,
+  hostsServices: boolean,
+): ArsSystem {
   const exited = child.exitCode === null ? once(child, 'exit') : Promise.resolve();
   let stopped: Promise<void> | undefined;
   return {
     baseUrl,
     supervisorPid: child.pid!,
+    excludedPid: hostsServices ? undefined : child.pid!,
     client: (session) => createClient({ baseUrl, token, ...(session === undefined ? {} : { session }) }),
     stop(graceMs = 30_000) {
       stopped ??= (async () => {
@@ -135,7 +148,7 @@ async function startArsUp(mode: 'one-process' | 'split', env: Record<string, str
       timeoutMs,
     );
     if (token === undefined) throw new Error('ars up printed no SERVICE_DEV_TOKEN (is ARS_AUTH_MODE=production set?)');
-    return handle(child, baseUrl, token, cleanup);
+    return handle(child, baseUrl, token, cleanup, mode === 'one-process');
   } catch (error) {
     killOnExit();
     await cleanup();
@@ -154,7 +167,7 @@ export async function startArsSystem(settings: SystemChildSettings, readyTimeout
         line.startsWith(READY_PREFIX) ? (JSON.parse(line.slice(READY_PREFIX.length)) as SystemReady) : undefined,
       readyTimeoutMs,
     );
-    return handle(child, ready.baseUrl, ready.token, async () => {});
+    return handle(child, ready.baseUrl, ready.token, async () => {}, false);
   } catch (error) {
     for (const { pid } of descendants(child.pid!).reverse()) killQuietly(pid);
     throw error;

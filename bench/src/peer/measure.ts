@@ -50,7 +50,11 @@ function outcomeText(outcome: Outcome): string {
 }
 
 /** The widest deviation of the tree's RSS from its first warm sample, % (warm: after a fifth of the run). */
-function widestDrift(samples: readonly { t: number; sample: TreeSample }[], seconds: number, supervisor: number) {
+function widestDrift(
+  samples: readonly { t: number; sample: TreeSample }[],
+  seconds: number,
+  supervisor: number | undefined,
+) {
   const warm = samples.filter((s) => s.t >= seconds / 5).map((s) => treeRss(s.sample, supervisor));
   const first = warm[0] ?? Number.NaN;
   const widest = warm.reduce((w, v) => (Math.abs(v - first) > Math.abs(w - first) ? v : w), first);
@@ -65,11 +69,11 @@ async function arsPhases(system: ArsSystem, plan: ArsPlan, m: Measurement, print
   const floor = m.kind === 'floor';
   await sleep(plan.settleS * 1000);
   const idle = sampleTree(system.supervisorPid);
-  out.idleMiB = toMiB(treeRss(idle, system.supervisorPid));
+  out.idleMiB = toMiB(treeRss(idle, system.excludedPid));
   out.supervisorMiB = toMiB(idle.processes.find((p) => p.pid === system.supervisorPid)?.rssBytes ?? Number.NaN);
   out.idleWithSupervisorMiB = toMiB(treeRss(idle));
   print(
-    `  idle: tree ${f(out.idleMiB, 0)} MB (${describeTree(idle, system.supervisorPid)}); supervisor ${f(out.supervisorMiB, 0)} MB`,
+    `  idle: tree ${f(out.idleMiB, 0)} MB (${describeTree(idle, system.excludedPid)}); supervisor ${f(out.supervisorMiB, 0)} MB`,
   );
   if (!(await sseAvailable(system.client(), `peer-bench-probe-${randomUUID().slice(0, 8)}`)))
     throw new Error('GET /v1/events is not served: the figures need the SSE stream');
@@ -117,8 +121,8 @@ async function arsPhases(system: ArsSystem, plan: ArsPlan, m: Measurement, print
       `start → final event p50 ${f(tp.latency.p50, 1)} p99 ${f(tp.latency.p99, 1)} ms; CPU ms/run ${byProcess}`,
   );
   const after = sampleTree(system.supervisorPid);
-  out.afterMiB = toMiB(treeRss(after, system.supervisorPid));
-  print(`  after the phases: tree ${f(out.afterMiB, 0)} MB (${describeTree(after, system.supervisorPid)})`);
+  out.afterMiB = toMiB(treeRss(after, system.excludedPid));
+  print(`  after the phases: tree ${f(out.afterMiB, 0)} MB (${describeTree(after, system.excludedPid)})`);
   if (floor) return;
   if (plan.runs > 0) {
     const soak = await soakPhase(system, {
@@ -129,10 +133,10 @@ async function arsPhases(system: ArsSystem, plan: ArsPlan, m: Measurement, print
     });
     ended += soak.outcome.ended;
     const sample = sampleTree(system.supervisorPid);
-    Object.assign(out, { soakRuns: ended, soakMiB: toMiB(treeRss(sample, system.supervisorPid)) });
+    Object.assign(out, { soakRuns: ended, soakMiB: toMiB(treeRss(sample, system.excludedPid)) });
     if (!soak.reached) m.notes.push(`soak stopped at its time limit after ${ended} runs`);
     print(
-      `  soak: ${ended} runs ended in all, ${f(soak.seconds, 0)} s (${outcomeText(soak.outcome)}); tree ${f(out.soakMiB ?? NaN, 0)} MB (${describeTree(sample, system.supervisorPid)})`,
+      `  soak: ${ended} runs ended in all, ${f(soak.seconds, 0)} s (${outcomeText(soak.outcome)}); tree ${f(out.soakMiB ?? NaN, 0)} MB (${describeTree(sample, system.excludedPid)})`,
     );
   }
   if (plan.sustainS > 0) {
@@ -142,7 +146,7 @@ async function arsPhases(system: ArsSystem, plan: ArsPlan, m: Measurement, print
       everyS: plan.sampleEveryS,
       query: plan.query,
     });
-    const drift = widestDrift(sustain.samples, plan.sustainS, system.supervisorPid);
+    const drift = widestDrift(sustain.samples, plan.sustainS, system.excludedPid);
     Object.assign(out, { sustainWidestPct: Math.abs(drift.pct), sustainSeconds: plan.sustainS });
     print(
       `  sustained ${plan.sustainS} s (${outcomeText(sustain.outcome)}): widest drift once warm ${f(drift.pct, 1)}%; tree MB every ${plan.sampleEveryS} s: ${drift.series.join(' ')}`,
