@@ -93,6 +93,8 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
       MONGO_URL: options.mongoUrl,
       // Our own nats-server is a single one: an inherited count meant for a cluster would fail every boot.
       ...(keeper === undefined ? {} : { JETSTREAM_REPLICAS: '1' }),
+      // OAuth authorizations of MCP servers come back to this gateway unless the operator named its public URL.
+      OAUTH_REDIRECT_BASE_URL: process.env['OAUTH_REDIRECT_BASE_URL'] || `http://${browserHost(options.host)}:${port}`,
     };
     delete env['INSTANCE_ID'];
     const root = options.rootDir ?? DEFAULT_ROOT;
@@ -133,6 +135,13 @@ function restartPolicyOrDefault() {
   const policy = restartPolicy(true);
   if (policy === undefined) throw new Error('restartPolicy(true) gave no policy');
   return policy;
+}
+
+/** How a browser on this machine reaches a listen address. */
+function browserHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::' || host === '[::]') return '[::1]';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
 function levelOf(line: string): number {

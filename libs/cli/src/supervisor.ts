@@ -236,6 +236,8 @@ class Supervisor {
     if (this.options.mongoUrl === undefined) delete env['MONGO_URL'];
     else env['MONGO_URL'] = this.options.mongoUrl;
     if (this.options.logLevel !== undefined) env['LOG_LEVEL'] = this.options.logLevel;
+    // OAuth authorizations of MCP servers come back to this gateway unless the operator named its public URL.
+    if (!env['OAUTH_REDIRECT_BASE_URL']) env['OAUTH_REDIRECT_BASE_URL'] = this.baseUrl;
     // Our own nats-server is a single one: an inherited count meant for a cluster would fail every boot.
     if (this.context.nats !== undefined) env['JETSTREAM_REPLICAS'] = '1';
     if (this.servesGateway(name)) {

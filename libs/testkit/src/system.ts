@@ -18,6 +18,12 @@ export interface TestSystemOptions {
   readonly mongoUrl?: string;
   /** Extra environment of every service. */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * The gateway's port, for a test that must name the gateway's URL in the
+   * services' environment before the start (OAUTH_REDIRECT_BASE_URL): pick
+   * it with `findFreePort`. @default 0 (a free port chosen at the start)
+   */
+  readonly port?: number;
   /** Node.js flags of every service process. @default the supervisor's SERVICE_NODE_FLAGS */
   readonly nodeFlags?: readonly string[];
   /** Memory budget of the spawned nats-server in MiB, 0 for Go's defaults. @default the supervisor's */
@@ -73,7 +79,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   try {
     system = await startSystem({
       dataDir,
-      port: 0,
+      port: options.port ?? 0,
       host: '127.0.0.1',
       readyTimeoutMs: options.readyTimeoutMs ?? 90_000,
       color: false,

@@ -51,6 +51,12 @@ describe('GET /v1/oauth/callback', () => {
     ]);
   });
 
+  it("relays only the members _oauth.complete takes: an authorization server's iss or session_state is not refused", async () => {
+    const response = await get('?state=s-1&code=c-1&iss=https%3A%2F%2Fas.example%2F&session_state=xyz&scope=a%20b');
+    expect(response.statusCode).toBe(200);
+    expect(h.rpc.last?.body).toEqual({ state: 's-1', code: 'c-1' });
+  });
+
   it('answers the completion as JSON when Accept prefers JSON', async () => {
     const response = await get('?state=s-1&code=c-1', { accept: 'application/json' });
     expect(response.statusCode).toBe(200);

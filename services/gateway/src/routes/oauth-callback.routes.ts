@@ -57,9 +57,18 @@ export function prefersJson(accept: string | undefined): boolean {
   return json > html;
 }
 
+/**
+ * The callback members `_oauth.complete` takes. An authorization server may
+ * add others to its redirect (RFC 9207 `iss`, OpenID `session_state`,
+ * Google's `scope` and `authuser`): they are not relayed, and not refused.
+ */
+const RELAYED: ReadonlySet<string> = new Set(Object.keys(OAuthCompleteRequest.shape));
+
 /** The query as `_oauth.complete`'s body: 400 `invalid_request` for anything else. */
 function completionOf(query: unknown): OAuthCompleteRequest {
-  const members = Object.entries((query ?? {}) as Record<string, unknown>).filter(([, value]) => value !== '');
+  const members = Object.entries((query ?? {}) as Record<string, unknown>).filter(
+    ([name, value]) => RELAYED.has(name) && value !== '',
+  );
   const parsed = OAuthCompleteRequest.safeParse(Object.fromEntries(members));
   if (!parsed.success) {
     throw new ServiceError('invalid_request', `invalid OAuth callback: ${describeFirstIssue(parsed.error)}`);
