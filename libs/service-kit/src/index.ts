@@ -66,3 +66,11 @@ export type {
   CredentialBrokerOptions,
   CredentialRequest,
 } from './credential-broker.ts';
+export { createArtifactUploader, createObjectStores, objectStoreLocation } from './artifact-upload.ts';
+export type {
+  ArtifactOwner,
+  ArtifactUploader,
+  ArtifactUploaderOptions,
+  NewArtifact,
+  ObjectStores,
+} from './artifact-upload.ts';

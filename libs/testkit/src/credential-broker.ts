@@ -33,6 +33,8 @@ export interface StartCredentialBrokerOptions {
   readonly expiry?: 'expires_in' | 'expires_at';
   /** The credential of the `n`-th answer (1-based). @default `cred-<n>` */
   readonly credential?: (body: Record<string, unknown> | undefined, n: number) => string;
+  /** The `audience` of an answer. @default the request's `provider` */
+  readonly audience?: (body: Record<string, unknown> | undefined) => string | readonly string[];
 }
 
 export interface TestCredentialBroker {
@@ -92,7 +94,7 @@ export function startCredentialBroker(options: StartCredentialBrokerOptions = {}
         token_type: 'Bearer',
         ...expiry,
         granted_scopes: scopes,
-        audience: typeof body?.provider === 'string' ? body.provider : 'unknown',
+        audience: options.audience?.(body) ?? (typeof body?.provider === 'string' ? body.provider : 'unknown'),
         actor_asserted: true,
       }),
     );

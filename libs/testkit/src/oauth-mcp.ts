@@ -34,7 +34,11 @@ import type {
  * query member of the authorize URL (default `anonymous`).
  *
  * Tools: `whoami` answers the token's subject, scopes and serial (each
- * token issued gets the next serial), never the token itself.
+ * token issued gets the next serial), never the token itself. Prompt:
+ * `greeting`. Resource: `whoami://token` (the token's subject and scopes, as
+ * JSON). A credential broker a test runs can hand out tokens of this server
+ * that it mints with {@link OAuthMcpServer.issueAccessToken} (the MCP
+ * endpoint checks them as any other).
  */
 
 /** Options of {@link startOAuthMcpServer}. */
@@ -79,6 +83,19 @@ export interface OAuthMcpServer {
   registerClient(client: { client_id: string; redirect_uris: string[]; client_secret?: string }): void;
   /** Forgets every token (as if the user revoked the app at the provider): the next refresh is `invalid_grant`. */
   forgetTokens(): void;
+  /**
+   * Mints an access token as the authorization server would grant it (no
+   * code, no refresh token): what an external credential broker holding
+   * this server's grants hands out. Its `aud` (a JWT's) and the resource it
+   * is checked against are `resource` (@default the MCP endpoint); it lasts
+   * `ttlSeconds` (@default the server's access token lifetime).
+   */
+  issueAccessToken(grant: {
+    readonly subject: string;
+    readonly scopes?: readonly string[];
+    readonly resource?: string;
+    readonly ttlSeconds?: number;
+  }): string;
   /** Makes every access token issued so far expired (the MCP endpoint answers them 401). */
   expireAccessTokens(): void;
   /** Stops listening. */
@@ -262,14 +279,25 @@ class TestAuthorizationServer implements OAuthServerProvider {
     return `${body}.${createHmac('sha256', this.#jwtKey).update(body).digest('base64url')}`;
   }
 
-  #grant(clientId: string, subject: string, scopes: string[], resource: string | undefined): OAuthTokens {
-    const ttl = this.#options.accessTokenTtlSeconds;
+  /** A new access token (registered, counted in `issued`); `ttl` in seconds. */
+  mintAccess(clientId: string, subject: string, scopes: string[], resource: string | undefined, ttl: number): string {
     const expires = Math.floor(Date.now() / 1_000) + ttl;
     const access = this.#accessToken(subject, scopes, resource, expires);
     this.#serial += 1;
     const base = { client_id: clientId, subject, scopes, ...(resource === undefined ? {} : { resource }) };
     this.#tokens.set(access, { ...base, kind: 'access', expires_s: expires, serial: this.#serial });
     this.issued.push(access);
+    return access;
+  }
+
+  get accessTokenTtlSeconds(): number {
+    return this.#options.accessTokenTtlSeconds;
+  }
+
+  #grant(clientId: string, subject: string, scopes: string[], resource: string | undefined): OAuthTokens {
+    const ttl = this.#options.accessTokenTtlSeconds;
+    const access = this.mintAccess(clientId, subject, scopes, resource, ttl);
+    const base = { client_id: clientId, subject, scopes, ...(resource === undefined ? {} : { resource }) };
     let refresh: string | undefined;
     if (this.#options.refreshTokens) {
       refresh = secret();
@@ -298,6 +326,23 @@ function mcpServerFor(): McpServer {
       const answer = { subject: auth?.extra?.subject, scopes: auth?.scopes ?? [], serial: auth?.extra?.serial };
       return { content: [{ type: 'text', text: JSON.stringify(answer) }] };
     },
+  );
+  server.registerPrompt('greeting', { description: 'Greets the token subject.' }, (extra) => ({
+    messages: [{ role: 'user', content: { type: 'text', text: `hello ${String(extra.authInfo?.extra?.subject)}` } }],
+  }));
+  server.registerResource(
+    'token',
+    'whoami://token',
+    { description: "The caller's token subject and scopes.", mimeType: 'application/json' },
+    (uri, extra) => ({
+      contents: [
+        {
+          uri: uri.href,
+          mimeType: 'application/json',
+          text: JSON.stringify({ subject: extra.authInfo?.extra?.subject, scopes: extra.authInfo?.scopes ?? [] }),
+        },
+      ],
+    }),
   );
   return server;
 }
@@ -369,6 +414,14 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
         ...(client.client_secret === undefined ? {} : { client_secret: client.client_secret }),
       });
     },
+    issueAccessToken: (grant) =>
+      provider.mintAccess(
+        'credential-broker',
+        grant.subject,
+        [...(grant.scopes ?? [])],
+        grant.resource ?? mcpUrl.href,
+        grant.ttlSeconds ?? provider.accessTokenTtlSeconds,
+      ),
     forgetTokens: () => provider.forgetTokens(),
     expireAccessTokens: () => provider.expireAccessTokens(),
     stop: () =>

@@ -31,7 +31,9 @@ export const MCPServerHealthRequest = byServer();
 /** Response of `mcp.servers.health`. */
 export const MCPServerHealthResponse = versioned({
   server_id: z.string(),
-  health: z.string().describe('ok | degraded | down'),
+  health: z
+    .string()
+    .describe("ok | degraded | down | auth_required (OAuth-bound: the caller's binding has no usable grant)"),
   checked_at: Timestamp,
   latency_ms: z.number().nonnegative().optional(),
   error: z.string().optional(),

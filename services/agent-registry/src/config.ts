@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BaseServiceConfig } from '@ars/service-kit';
+import { BaseServiceConfig, CREDENTIAL_BROKER_CONFIG_SHAPE } from '@ars/service-kit';
 
 /** The agent-registry service's environment: the base variables plus its own. */
 export const AgentRegistryConfig = BaseServiceConfig.extend({
@@ -122,5 +122,7 @@ export const AgentRegistryConfig = BaseServiceConfig.extend({
     .describe(
       'Milliseconds one request to an authorization server (discovery, registration, token, revocation) may take. Default 10000.',
     ),
+  // OAuth providers whose credential_broker is an http(s) URL: their tokens come from that broker.
+  ...CREDENTIAL_BROKER_CONFIG_SHAPE,
 });
 export type AgentRegistryConfig = z.infer<typeof AgentRegistryConfig>;

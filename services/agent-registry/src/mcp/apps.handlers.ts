@@ -23,7 +23,7 @@ import { callableByApp, MCP_APP_MIME_TYPE, VIEW_IFRAME_SANDBOX, viewCsp } from '
 import type { CallResults } from './call-results.ts';
 import type { ServerConnection } from './connection.ts';
 import type { HtmlTrustRepository } from './html-trust.repository.ts';
-import { readFailure } from './servers.handlers.ts';
+import { readFailure } from './server-access.ts';
 import { locateServer, serversOfTenant } from './server-view.ts';
 import type { ToolArgsValidators } from './tool-args.ts';
 import type { ToolHost } from './tool-host.ts';

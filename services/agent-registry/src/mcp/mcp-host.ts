@@ -1,7 +1,7 @@
 import { maxPayloadOf } from '@ars/bus';
 import type { Bus, EventPublisher, RpcClient, RpcHandler } from '@ars/bus';
 import type { ToolCallRecord } from '@ars/contracts';
-import { startPeriodic } from '@ars/service-kit';
+import { createArtifactUploader, startPeriodic } from '@ars/service-kit';
 import type { InternalHandler } from '@ars/service-kit';
 import type { Store } from '@ars/store';
 import type { Logger } from '@ars/telemetry';
@@ -10,7 +10,6 @@ import type { AgentServerDeps } from './agent-servers.ts';
 import { createAppCalls } from './app-calls.ts';
 import { createAppContextRepository } from './app-context.repository.ts';
 import { createMcpAppHandlers } from './apps.handlers.ts';
-import { createArtifactWriter } from './artifact-writer.ts';
 import { createCallResults } from './call-results.ts';
 import { createHtmlTrustRepository } from './html-trust.repository.ts';
 import { createMcpInternalHandlers, listenForCancels, newReplicaId } from './internal.handlers.ts';
@@ -98,7 +97,7 @@ export async function createMcpHost(deps: McpHostDeps): Promise<McpHost> {
   ]);
   const offloader = createOffloader({
     settings: { thresholdBytes: config.MCP_OFFLOAD_THRESHOLD_BYTES, maxBytes: offloadMax },
-    writer: createArtifactWriter({ bus: deps.bus, rpc: deps.rpc, timeoutMs: config.MCP_CONNECT_TIMEOUT_MS }),
+    writer: createArtifactUploader({ bus: deps.bus, rpc: deps.rpc, timeoutMs: config.MCP_CONNECT_TIMEOUT_MS }),
     publisher: deps.publisher,
     logger,
   });
@@ -133,7 +132,7 @@ export async function createMcpHost(deps: McpHostDeps): Promise<McpHost> {
   return {
     toolHost,
     handlers: {
-      ...createMcpServerHandlers({ lookup, pool, requestTimeoutMs, trust, offloader }),
+      ...createMcpServerHandlers({ lookup, pool, requestTimeoutMs, trust, offloader, ...oauth }),
       ...createMcpAppHandlers({
         lookup,
         host: toolHost,

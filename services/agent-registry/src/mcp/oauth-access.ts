@@ -15,11 +15,19 @@ import type { ConnectionPool, Opener } from './pool.ts';
  * server is `auth_required` too.
  */
 
-/** What reaching a server gave. */
+/**
+ * What reaching a server gave. `unavailable`'s failure is the catalogue's
+ * entry: state `auth_unavailable` (the grant cannot be read now) or
+ * `auth_refused` (`refused`: the provider's credential broker refused the binding).
+ */
 export type Reached =
   | { readonly kind: 'connection'; readonly connection: ServerConnection; readonly bound: boolean }
   | { readonly kind: 'auth_required'; readonly server: AuthRequiredServer }
-  | { readonly kind: 'unavailable'; readonly failure: ToolsCatalogueReply['unavailable_servers'][number] };
+  | {
+      readonly kind: 'unavailable';
+      readonly failure: ToolsCatalogueReply['unavailable_servers'][number];
+      readonly refused: boolean;
+    };
 
 /** What reaching reads. */
 export interface ReachDeps {
@@ -39,10 +47,9 @@ export async function reachServer(
   const access = deps.oauth === undefined ? OPEN_ACCESS : await deps.oauth.access(opener.author, agent, spec);
   if (access.kind === 'auth_required') return access;
   if (access.kind === 'unavailable') {
-    return {
-      kind: 'unavailable',
-      failure: { server_id: spec.server_id, state: 'auth_unavailable', reason: access.reason },
-    };
+    const refused = access.refused === true;
+    const state = refused ? 'auth_refused' : 'auth_unavailable';
+    return { kind: 'unavailable', failure: { server_id: spec.server_id, state, reason: access.reason }, refused };
   }
   const binding = access.kind === 'bound' ? access.binding : undefined;
   const connection = deps.pool.connection(tenant, agent.agent_id, spec, opener, binding);
@@ -69,7 +76,11 @@ export async function askedForOAuth(
   return server;
 }
 
-/** `_mcp.call_tool`'s refusal of a server the run cannot reach now. */
+/**
+ * `_mcp.call_tool`'s refusal of a server the run cannot reach now: no
+ * usable grant, or a credential broker's refusal, is `auth_required`
+ * (permanent); a grant that cannot be read now is `server_unavailable`.
+ */
 export function unreachable(reached: Exclude<Reached, { kind: 'connection' }>): ServiceError {
   if (reached.kind === 'auth_required') {
     const { server_id: serverId, reason } = reached.server;
@@ -78,6 +89,9 @@ export function unreachable(reached: Exclude<Reached, { kind: 'connection' }>): 
       'auth_required',
       `MCP server ${serverId} needs authorization (${reason}): use _oauth.begin`,
     );
+  }
+  if (reached.refused) {
+    return refuse(MCP_CALL_TOOL, 'auth_required', `MCP server ${reached.failure.server_id}: ${reached.failure.reason}`);
   }
   return refuse(
     MCP_CALL_TOOL,

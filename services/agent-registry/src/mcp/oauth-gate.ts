@@ -21,14 +21,17 @@ export interface PoolBinding {
  * `bound`: use the connection of this binding;
  * `auth_required`: no usable grant: list the server under `auth_required`
  * and refuse its calls, without opening anything;
- * `unavailable`: the grant cannot be read now (governance or the
- * authorization server did not answer): like a server that is down.
+ * `unavailable`: the grant cannot be read now (governance, the
+ * authorization server or the provider's credential broker did not
+ * answer): like a server that is down; with `refused`, the provider's
+ * credential broker refused the binding a credential (a 4xx): asking again
+ * fails again, and no interactive authorization exists to fix it.
  */
 export type ServerAccess =
   | { readonly kind: 'open' }
   | { readonly kind: 'bound'; readonly binding: PoolBinding }
   | { readonly kind: 'auth_required'; readonly server: AuthRequiredServer }
-  | { readonly kind: 'unavailable'; readonly reason: string };
+  | { readonly kind: 'unavailable'; readonly reason: string; readonly refused?: boolean };
 
 /** The gate as the tool host sees it. */
 export interface OAuthGate {

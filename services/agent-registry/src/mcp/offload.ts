@@ -1,9 +1,8 @@
 import { artifactUri } from '@ars/contracts';
 import type { IdentityQuad, OffloadedPart } from '@ars/contracts';
 import type { EventPublisher } from '@ars/bus';
+import type { ArtifactUploader } from '@ars/service-kit';
 import type { Logger } from '@ars/telemetry';
-import type { ArtifactWriter } from './artifact-writer.ts';
-import { OFFLOAD_NAMESPACE } from './artifact-writer.ts';
 
 /**
  * Large MCP results go to artifacts, not into a reply: a tool result (or a
@@ -16,6 +15,9 @@ import { OFFLOAD_NAMESPACE } from './artifact-writer.ts';
  * before anything is stored. Parts that are not content (a `resource_link`,
  * an unknown block type) stay.
  */
+
+/** The artifact namespace offloaded MCP results are stored in. */
+export const OFFLOAD_NAMESPACE = 'mcp_offload';
 
 /** Bounds of offloading, in bytes of JSON. */
 export interface OffloadSettings {
@@ -147,7 +149,8 @@ export interface Offloader {
 /** What the offloader uses. */
 export interface OffloaderDeps {
   readonly settings: OffloadSettings;
-  readonly writer: ArtifactWriter;
+  /** Stores the parts as artifacts of the caller's session. */
+  readonly writer: ArtifactUploader;
   readonly publisher: EventPublisher;
   readonly logger: Logger;
 }
@@ -191,7 +194,7 @@ export function createOffloader(deps: OffloaderDeps): Offloader {
     try {
       for (const candidate of chosen) {
         const at = candidate.at === 'structured' ? 'structured_content' : `content-${candidate.at}`;
-        const artifact = await writer.write(
+        const artifact = await writer.upload(
           { tenant, user, session },
           {
             bytes: candidate.bytes(),

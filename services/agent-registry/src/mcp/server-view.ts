@@ -46,7 +46,14 @@ export async function locateServer(
     if (agent === null || spec === undefined) {
       throw new ServiceError('not_found', `agent ${agentId} has no MCP server ${serverId}`);
     }
-    return { agent: { agent_id: agentId, revision_id: agent.revision_id, connections: [spec] }, spec };
+    const servers: AgentServers = {
+      agent_id: agentId,
+      revision_id: agent.revision_id,
+      connections: [spec],
+      oauth_providers: agent.config.oauth_providers ?? [],
+      oauth_capabilities: agent.config.oauth_mcp_capabilities ?? [],
+    };
+    return { agent: servers, spec };
   }
   const matches = (await serversOfTenant(lookup, tenant)).filter((s) => s.spec.server_id === serverId);
   if (matches.length === 0) throw new ServiceError('not_found', `no agent of the tenant has an MCP server ${serverId}`);

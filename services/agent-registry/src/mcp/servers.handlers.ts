@@ -1,6 +1,4 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import {
-  isServiceError,
   MCPServerGetRequest,
   MCPServerHealthRequest,
   MCPServerPolicyRequest,
@@ -29,12 +27,13 @@ import { reconcileIdentity, typedMethod } from '@ars/service-kit';
 import { liveAgent } from '../handlers/agent-state.ts';
 import type { AgentLookup } from '../handlers/agent-state.ts';
 import { visibleToModel } from './apps.ts';
-import type { ServerConnection } from './connection.ts';
 import type { HtmlTrustRepository } from './html-trust.repository.ts';
 import { exposedToolName } from './naming.ts';
+import type { OAuthGate } from './oauth-gate.ts';
 import { OffloadRefusal } from './offload.ts';
 import type { Offloader } from './offload.ts';
 import type { ConnectionPool } from './pool.ts';
+import { authorizeFirst, reachForCaller, readWith, unreachedHealth, unreachedProbeError } from './server-access.ts';
 import {
   allowedTools,
   DISCOVERY_PAGE_SIZE,
@@ -51,8 +50,10 @@ import type { LocatedServer } from './server-view.ts';
  * Auth per the registry: R (any caller of the tenant) or M; no crossing is
  * declared for them, so the body identity must be the caller's (the kit's
  * reconciliation answers 401 `identity_required` otherwise). `list` and `get`
- * never open a connection; `health`, `probe`, `prompts`, `resources`,
- * `read_resource` and `refresh_discovery` open it on first use.
+ * never open a connection; `health`, `probe`, `policy`, `prompts`,
+ * `resources`, `read_resource` and `refresh_discovery` open it on first use,
+ * through the OAuth gate: an OAuth-bound server with the caller's grant,
+ * and without one each answers as `server-access.ts` says.
  */
 
 /** What the handlers read. */
@@ -65,25 +66,14 @@ export interface ServerHandlerDeps {
   readonly trust?: HtmlTrustRepository;
   /** Offloads large resource reads; absent: a read is answered whole. */
   readonly offloader?: Offloader;
+  /** Reaches OAuth-bound servers with the caller's grant; absent: every server opens without a token. */
+  readonly oauth?: OAuthGate;
 }
 
 const versioned = <T extends object>(result: T) => ({ ...result, protocol_version: PROTOCOL_VERSION });
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** A failed MCP request of a public read, as its answer. */
-export function readFailure(serverId: string, error: unknown): ServiceError {
-  if (isServiceError(error)) return error;
-  if (error instanceof McpError) {
-    if (error.code === ErrorCode.RequestTimeout)
-      return new ServiceError('timeout', `MCP server ${serverId} did not answer in time`);
-    if (error.code === ErrorCode.InvalidParams || error.code === -32002) {
-      return new ServiceError('not_found', `MCP server ${serverId}: ${error.message}`);
-    }
-  }
-  return new ServiceError('unavailable', `MCP server ${serverId} failed: ${errorText(error)}`, { cause: error });
 }
 
 export function createMcpServerHandlers(deps: ServerHandlerDeps): Record<string, RpcHandler> {
@@ -97,14 +87,13 @@ export function createMcpServerHandlers(deps: ServerHandlerDeps): Record<string,
     return { tenant, located };
   }
 
-  /** This replica's connection of the server, created on first ask (opened by its first use). */
-  function connect(tenant: string, verified: VerifiedIdentity, located: LocatedServer, run = ''): ServerConnection {
-    const author = { tenant, user: verified.user, session: verified.session, run };
-    return pool.connection(tenant, located.agent.agent_id, located.spec, {
-      author,
-      revision_id: located.agent.revision_id,
-    });
-  }
+  /** The caller's way to the server: this replica's connection (of their binding, when OAuth-bound), or why none. */
+  const reach = (tenant: string, verified: VerifiedIdentity, located: LocatedServer, run = '') =>
+    reachForCaller(
+      { pool, ...(deps.oauth === undefined ? {} : { oauth: deps.oauth }) },
+      { tenant, user: verified.user, session: verified.session, run },
+      located,
+    );
 
   /** A read's contents with its large items stored as artifacts (413 past the cap, 503 when storing fails). */
   async function offloadRead(
@@ -128,16 +117,17 @@ export function createMcpServerHandlers(deps: ServerHandlerDeps): Record<string,
    * the server cannot list its tools.
    */
   async function allowedOf(tenant: string, verified: VerifiedIdentity, located: LocatedServer) {
-    const connection = connect(tenant, verified, located);
-    const [agent, ready] = await Promise.all([
+    const [agent, tools] = await Promise.all([
       liveAgent(lookup, tenant, located.agent.agent_id),
-      connection.ready().then(
-        () => true,
-        () => false,
+      reach(tenant, verified, located).then((way) =>
+        readWith(way, async (connection) => {
+          await connection.ready();
+          return connection.tools;
+        }).catch(() => undefined),
       ),
     ]);
-    if (!ready) return undefined;
-    const exposed = connection.tools
+    if (tools === undefined) return undefined;
+    const exposed = tools
       .filter(visibleToModel)
       .map((t) => exposedToolName(located.spec.server_id, t.name))
       .filter((n) => n !== null);
@@ -178,12 +168,17 @@ export function createMcpServerHandlers(deps: ServerHandlerDeps): Record<string,
       MCPServerHealthRequest,
       async ({ identity: verified, body }): Promise<MCPServerHealthResponse> => {
         const { tenant, located } = await target('mcp.servers.health', verified, body);
-        const connection = connect(tenant, verified, located);
+        const way = await reach(tenant, verified, located);
         const checked = { server_id: body.server_id, checked_at: new Date().toISOString() };
+        if (way.reached.kind !== 'connection') return versioned({ ...checked, ...unreachedHealth(way.reached) });
+        const { connection } = way.reached;
         try {
           const latency = await connection.ping(deps.requestTimeoutMs);
           return versioned({ ...checked, health: 'ok', latency_ms: latency });
         } catch (error) {
+          const auth = await way.askedForOAuth();
+          if (auth !== undefined)
+            return versioned({ ...checked, health: 'auth_required', error: authorizeFirst(auth) });
           // Connected but not answering the probe: degraded; not connected at all: down.
           const health = connection.state === 'connected' ? 'degraded' : 'down';
           return versioned({ ...checked, health, error: connection.health().last_error ?? errorText(error) });
@@ -194,8 +189,12 @@ export function createMcpServerHandlers(deps: ServerHandlerDeps): Record<string,
       MCPServerProbeRequest,
       async ({ identity: verified, body }): Promise<MCPServerProbeResponse> => {
         const { tenant, located } = await target('mcp.servers.probe', verified, body);
-        const connection = connect(tenant, verified, located);
         const started = performance.now();
+        const way = await reach(tenant, verified, located);
+        const failed = (error: string) =>
+          versioned({ server_id: body.server_id, ok: false, latency_ms: performance.now() - started, error });
+        if (way.reached.kind !== 'connection') return failed(unreachedProbeError(way.reached));
+        const { connection } = way.reached;
         try {
           await connection.refresh({ force: true });
           const latency = performance.now() - started;
@@ -206,9 +205,8 @@ export function createMcpServerHandlers(deps: ServerHandlerDeps): Record<string,
             tools: connection.tools.map((t) => t.name),
           });
         } catch (error) {
-          const latency = performance.now() - started;
-          const message = connection.health().last_error ?? errorText(error);
-          return versioned({ server_id: body.server_id, ok: false, latency_ms: latency, error: message });
+          if ((await way.askedForOAuth()) !== undefined) return failed('auth_required');
+          return failed(connection.health().last_error ?? errorText(error));
         }
       },
     ),
@@ -216,9 +214,9 @@ export function createMcpServerHandlers(deps: ServerHandlerDeps): Record<string,
       MCPServerRefreshDiscoveryRequest,
       async ({ identity: verified, body }): Promise<MCPServerRefreshDiscoveryResponse> => {
         const { tenant, located } = await target('mcp.servers.refresh_discovery', verified, body);
-        const connection = connect(tenant, verified, located);
-        await connection.refresh().catch((error: unknown) => {
-          throw readFailure(body.server_id, error);
+        const connection = await readWith(await reach(tenant, verified, located), async (c) => {
+          await c.refresh();
+          return c;
         });
         return versioned({
           server_id: body.server_id,
@@ -233,11 +231,11 @@ export function createMcpServerHandlers(deps: ServerHandlerDeps): Record<string,
       MCPServerPromptsRequest,
       async ({ identity: verified, body }): Promise<MCPServerPromptsResponse> => {
         const { tenant, located } = await target('mcp.servers.prompts', verified, body);
-        const connection = connect(tenant, verified, located);
-        await connection.ready().catch((error: unknown) => {
-          throw readFailure(body.server_id, error);
+        const listed = await readWith(await reach(tenant, verified, located), async (c) => {
+          await c.ready();
+          return c.prompts;
         });
-        const prompts = connection.prompts.map((p) => ({
+        const prompts = listed.map((p) => ({
           name: p.name,
           ...(p.description === undefined ? {} : { description: p.description }),
           ...(p.arguments === undefined ? {} : { arguments: p.arguments as Record<string, unknown>[] }),
@@ -250,11 +248,11 @@ export function createMcpServerHandlers(deps: ServerHandlerDeps): Record<string,
       MCPServerResourcesRequest,
       async ({ identity: verified, body }): Promise<MCPServerResourcesResponse> => {
         const { tenant, located } = await target('mcp.servers.resources', verified, body);
-        const connection = connect(tenant, verified, located);
-        await connection.ready().catch((error: unknown) => {
-          throw readFailure(body.server_id, error);
+        const listed = await readWith(await reach(tenant, verified, located), async (c) => {
+          await c.ready();
+          return c.resources;
         });
-        const resources = connection.resources.map((r) => ({
+        const resources = listed.map((r) => ({
           uri: r.uri,
           name: r.name,
           ...(r.mimeType === undefined ? {} : { mime_type: r.mimeType }),
@@ -269,13 +267,10 @@ export function createMcpServerHandlers(deps: ServerHandlerDeps): Record<string,
       async ({ identity: verified, body }): Promise<ReadMCPResourceResponse> => {
         const { tenant, located } = await target('mcp.servers.read_resource', verified, body);
         const run = body.identity.run ?? '';
-        const connection = connect(tenant, verified, located, run);
         const reader = { tenant, user: verified.user, session: verified.session, run };
-        const result = await connection
-          .readResource(body.uri, reader, deps.requestTimeoutMs)
-          .catch((error: unknown) => {
-            throw readFailure(body.server_id, error);
-          });
+        const result = await readWith(await reach(tenant, verified, located, run), (c) =>
+          c.readResource(body.uri, reader, deps.requestTimeoutMs),
+        );
         const read = await offloadRead(result.contents, {
           identity: reader,
           serverId: body.server_id,

@@ -6,6 +6,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { McpConnection } from '@ars/contracts';
 import type { Logger } from '@ars/telemetry';
+import { MCP_APP_MIME_TYPE, MCP_APPS_EXTENSION_ID } from './apps.ts';
 
 /**
  * Opens one MCP client session on the official SDK: stdio (spawned, no
@@ -18,6 +19,15 @@ import type { Logger } from '@ars/telemetry';
 
 /** The host's client name and version in `initialize`. */
 const CLIENT_INFO = { name: 'ars-agent-registry', version: '0.1.0' };
+
+/**
+ * What the host announces in `initialize`: it renders MCP Apps views
+ * (`io.modelcontextprotocol/ui`, HTML of {@link MCP_APP_MIME_TYPE}); a
+ * server may leave its app tools and `_meta.ui` out for a host that does not.
+ */
+export const CLIENT_CAPABILITIES = Object.freeze({
+  extensions: { [MCP_APPS_EXTENSION_ID]: { mimeTypes: [MCP_APP_MIME_TYPE] } },
+});
 
 /** Bytes of a stdio server's stderr kept for the connection's last error. */
 const STDERR_TAIL_BYTES = 2_048;
@@ -47,7 +57,7 @@ export interface OpenClientOptions {
 }
 
 function newClient(prepare: (client: Client) => void): Client {
-  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  const client = new Client(CLIENT_INFO, { capabilities: structuredClone(CLIENT_CAPABILITIES) });
   prepare(client);
   return client;
 }

@@ -15,6 +15,7 @@ import {
 } from './authorization-server.ts';
 import type { LocatedAuthorizationServer } from './authorization-server.ts';
 import { bindingIdOf, bindingSubject } from './binding-id.ts';
+import { isBrokerUrl } from './broker-grants.ts';
 import type { BindingRecord, StoredAuthorizationServer, StoredClient } from './binding.repository.ts';
 import type { OAuthContext } from './context.ts';
 import { flowIdOf } from './flow.repository.ts';
@@ -30,6 +31,11 @@ import { grantContext } from './sealer.ts';
  * (RFC 7591); the authorization URL carries PKCE (S256), a 32-byte state and
  * the resource indicator. The verifier is sealed by governance; the flow
  * expires after OAUTH_FLOW_TTL_SECONDS. A usable grant answers `bound`.
+ * A provider whose tokens come from an external credential broker has no
+ * flow: `bound` once its broker hands out a token for the binding; a
+ * broker's refusal (4xx) is `not_oauth` (no authorization by the user can
+ * change it: the run leaves the server's tools out), a broker that does
+ * not answer `authorization_server_unavailable`.
  */
 
 /** Bytes of the random `state` (base64url in the URL). */
@@ -186,10 +192,36 @@ async function startFlow(
   };
 }
 
+/** `_oauth.begin` of a server whose provider's tokens come from a credential broker (see the module comment). */
+async function brokered(
+  ctx: OAuthContext,
+  body: OAuthBeginRequest,
+  target: { servers: AgentServers; spec: McpConnection },
+): Promise<OAuthBeginReply> {
+  const { servers, spec } = target;
+  const run = { tenant: body.tenant, user: body.user, session: body.session, run: body.run };
+  const access = await ctx.gate.access(run, servers, spec);
+  if (access.kind === 'bound') {
+    return {
+      status: 'bound',
+      server_id: spec.server_id,
+      binding_id: bindingIdOf(bindingSubject(run, servers.agent_id, spec)),
+    };
+  }
+  const reason = access.kind === 'unavailable' ? access.reason : `the binding has no token (${access.kind})`;
+  if (access.kind === 'unavailable' && access.refused === true) {
+    throw refuse(OAUTH_BEGIN, 'not_oauth', `MCP server ${spec.server_id}: ${reason}`);
+  }
+  throw refuse(OAUTH_BEGIN, 'authorization_server_unavailable', `MCP server ${spec.server_id}: ${reason}`);
+}
+
 /** `_oauth.begin` (gate caller: the body triple must be the caller's unless admin). */
 export function createBeginHandler(ctx: OAuthContext): InternalHandler {
   return serveInternal(OAUTH_BEGIN, async ({ identity, body }) => {
     requireOwnRun(identity, body, OAUTH_BEGIN.name);
-    return startFlow(ctx, body, await resolveServer(ctx, body));
+    const target = await resolveServer(ctx, body);
+    const provider = target.bound.provider;
+    if (provider !== undefined && isBrokerUrl(provider.credential_broker)) return brokered(ctx, body, target);
+    return startFlow(ctx, body, target);
   });
 }

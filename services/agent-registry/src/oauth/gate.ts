@@ -7,6 +7,7 @@ import type { AgentServers, OAuthGate, PoolBinding, ServerAccess } from '../mcp/
 import { probeProtectedResource } from './authorization-server.ts';
 import { bindingIdOf, bindingScopeOf, bindingSubject } from './binding-id.ts';
 import type { BindingRepository, UnusableReason } from './binding.repository.ts';
+import type { BrokeredGrants } from './broker-grants.ts';
 import { GrantUnusable } from './grants.ts';
 import type { Grants } from './grants.ts';
 
@@ -18,6 +19,8 @@ import type { Grants } from './grants.ts';
  * WWW-Authenticate (MCP authorization spec: found after a connection failed
  * to open, or by `_oauth.begin`'s probe, and remembered by this replica; a
  * binding record of the run's own binding says so too, after a restart).
+ * A connection whose provider's `credential_broker` is an http(s) URL gets
+ * its tokens from that broker (`broker-grants.ts`), never from a flow.
  */
 
 /** How a server is OAuth-bound: its provider (when configured) and the scopes its capabilities need. */
@@ -47,7 +50,14 @@ export interface OAuthServerGate extends OAuthGate {
 export interface GateDeps {
   readonly grants: Grants;
   readonly bindings: BindingRepository;
-  readonly fetchFn: FetchLike;
+  /**
+   * Requests of the probe whether a server asks for OAuth: an MCP
+   * `initialize` to the MCP server itself, so bounded as a connect
+   * (MCP_CONNECT_TIMEOUT_MS), not as a request to an authorization server.
+   */
+  readonly probeFetchFn: FetchLike;
+  /** Providers whose tokens come from an external credential broker. */
+  readonly brokered: BrokeredGrants;
   readonly redirectUri: string;
   readonly logger: Logger;
 }
@@ -135,7 +145,7 @@ export function createOAuthGate(deps: GateDeps): OAuthServerGate {
     const url = spec.url as string;
     const known = discovered.get(url);
     if (known !== undefined) return known;
-    const found = await probeProtectedResource(url, deps.fetchFn).catch((error: unknown) => {
+    const found = await probeProtectedResource(url, deps.probeFetchFn).catch((error: unknown) => {
       deps.logger.info({ server_id: spec.server_id, reason: (error as Error).message }, 'mcp oauth probe failed');
       return undefined;
     });
@@ -167,6 +177,10 @@ export function createOAuthGate(deps: GateDeps): OAuthServerGate {
     },
     async access(run, agent, spec): Promise<ServerAccess> {
       if (!isHttp(spec)) return { kind: 'open' };
+      const brokered = deps.brokered.providerOf(agent, spec);
+      if (brokered !== undefined) {
+        return deps.brokered.access(run, agent, spec, brokered, scopesOf(agent, spec, brokered));
+      }
       const bindingId = bindingIdOf(bindingSubject(run, agent.agent_id, spec));
       const known = spec.oauth_provider !== undefined || discovered.has(spec.url as string);
       // Not known bound on this replica: a binding record of the run's own binding says it is.

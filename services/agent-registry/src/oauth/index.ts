@@ -1,4 +1,5 @@
 import type { Bus, InternalCaller, EventPublisher, RpcHandler } from '@ars/bus';
+import { createCredentialBrokerClient, credentialBrokerOptionsOf } from '@ars/service-kit';
 import type { InternalHandler } from '@ars/service-kit';
 import type { Store } from '@ars/store';
 import type { Logger } from '@ars/telemetry';
@@ -8,6 +9,7 @@ import { boundedFetch } from './authorization-server.ts';
 import { createBeginHandler } from './begin.handler.ts';
 import { createBindingRepository } from './binding.repository.ts';
 import { createBindingHandlers } from './bindings.handlers.ts';
+import { createBrokeredGrants } from './broker-grants.ts';
 import { createCompleteHandler } from './complete.handler.ts';
 import type { OAuthContext } from './context.ts';
 import { createOAuthEvents } from './events.ts';
@@ -20,7 +22,8 @@ import { createGovernanceSealer } from './sealer.ts';
 /**
  * OAuth-bound MCP servers (MCP's authorization spec), agent-registry's part:
  * bindings and their sealed grants, `_oauth.begin` / `_oauth.complete`, the
- * gate the MCP host asks before it opens or uses a connection, and the
+ * gate the MCP host asks before it opens or uses a connection (with the
+ * tokens of providers whose `credential_broker` is an external broker), and the
  * binding methods (`mcp.servers.bindings.list`, `refresh_binding`,
  * `revoke_binding`, `tools.revoke_oauth`). This file is the folder's surface.
  */
@@ -36,7 +39,14 @@ export interface OAuthModuleDeps {
   readonly config: Readonly<
     Pick<
       AgentRegistryConfig,
-      'OAUTH_REDIRECT_BASE_URL' | 'OAUTH_FLOW_TTL_SECONDS' | 'OAUTH_REFRESH_MARGIN_SECONDS' | 'OAUTH_HTTP_TIMEOUT_MS'
+      | 'OAUTH_REDIRECT_BASE_URL'
+      | 'OAUTH_FLOW_TTL_SECONDS'
+      | 'OAUTH_REFRESH_MARGIN_SECONDS'
+      | 'OAUTH_HTTP_TIMEOUT_MS'
+      | 'MCP_CONNECT_TIMEOUT_MS'
+      | 'CREDENTIAL_BROKER_TOKEN'
+      | 'BROKER_TIMEOUT_MS'
+      | 'BROKER_ALLOW_INSECURE'
     >
   >;
   /** Resolves a run's agent servers. */
@@ -56,7 +66,8 @@ export interface OAuthModule {
 
 /** The redirect URI registered with authorization servers: the gateway's callback. */
 export function redirectUriOf(baseUrl: string): string {
-  return new URL('/v1/oauth/callback', baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`).href;
+  // Relative, so that a gateway behind a path prefix (https://gw.example/ars) keeps it.
+  return new URL('v1/oauth/callback', baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`).href;
 }
 
 /** Creates the repositories (and their indexes), the grants, the gate and the handlers. */
@@ -78,7 +89,13 @@ export async function createOAuthModule(deps: OAuthModuleDeps): Promise<OAuthMod
     fetchFn,
     now,
   });
-  const gate = createOAuthGate({ grants, bindings, fetchFn, redirectUri, logger });
+  const probeFetchFn = boundedFetch(config.MCP_CONNECT_TIMEOUT_MS);
+  const brokered = createBrokeredGrants({
+    client: createCredentialBrokerClient({ service: 'agent-registry', ...credentialBrokerOptionsOf(config), logger }),
+    events,
+    logger,
+  });
+  const gate = createOAuthGate({ grants, bindings, probeFetchFn, brokered, redirectUri, logger });
   const ctx: OAuthContext = {
     lookup: deps.lookup,
     bindings,

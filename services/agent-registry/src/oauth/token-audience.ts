@@ -27,13 +27,35 @@ function jwtPayload(token: string): Record<string, unknown> | undefined {
   }
 }
 
+function names(audience: unknown): string[] {
+  if (typeof audience === 'string') return [audience];
+  return Array.isArray(audience) ? audience.filter((a): a is string => typeof a === 'string') : [];
+}
+
+const namesResource = (audience: unknown, resource: string) =>
+  names(audience).some((a) => normalise(a) === normalise(resource));
+
 /** AudienceVerified of `tool.credential_exchanged` for `accessToken` requested with `resource` (absent: not sent). */
 export function audienceVerified(accessToken: string, resource: string | undefined): boolean {
   if (resource === undefined) return false;
   const payload = jwtPayload(accessToken);
   if (payload === undefined) return true;
-  const aud = payload.aud;
-  const audiences =
-    typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud.filter((a) => typeof a === 'string') : [];
-  return audiences.some((a) => normalise(a) === normalise(resource));
+  return namesResource(payload.aud, resource);
+}
+
+/**
+ * AudienceVerified of a credential an external broker handed out for
+ * `resource`: the broker's answer names the resource as its `audience`, or
+ * the credential is a JWT whose `aud` names it. An opaque credential with
+ * another audience (a provider name, none) is not verified: the request
+ * naming the resource is not enough, the broker may ignore it.
+ */
+export function brokerAudienceVerified(
+  credential: string,
+  audience: string | readonly string[] | undefined,
+  resource: string,
+): boolean {
+  if (namesResource(audience, resource)) return true;
+  const payload = jwtPayload(credential);
+  return payload !== undefined && namesResource(payload.aud, resource);
 }

@@ -223,6 +223,16 @@ describe('MCP Apps', () => {
       expect(metrics.items).toEqual([expect.objectContaining({ tool: 'apps__refresh_chart', invocations: 1 })]);
     });
 
+    it('announces MCP Apps support in initialize: the server sees the ui extension with its MIME type', async () => {
+      const { owner } = await tenant();
+      const callId = await runCall(owner, 'show_chart', { metric: 'cpu' });
+      const outcome = await appCall(owner, { tool_name: 'host_capabilities', tool_call_id: callId });
+      const text = (outcome as { result?: { content?: { text?: string }[] } }).result?.content?.[0]?.text ?? '{}';
+      expect(JSON.parse(text)).toEqual({
+        extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } },
+      });
+    });
+
     it('refuses a tool whose visibility leaves out the app scope_mismatch', async () => {
       const { owner } = await tenant();
       const callId = await runCall(owner, 'show_chart', { metric: 'cpu' });

@@ -14,17 +14,20 @@ describe('the MCP host against a misbehaving HTTP server', () => {
   let h: McpHarness;
   let bad: BadHttpServer;
   let silent: BadHttpServer;
+  let unauthorized: BadHttpServer;
 
   beforeAll(async () => {
     h = await startMcpHarness({ MCP_CONNECT_TIMEOUT_MS: '1000' });
     bad = await startBadHttpServer();
     silent = await startBadHttpServer({ hangInitialize: true });
+    unauthorized = await startBadHttpServer({ unauthorizedThenHang: true });
   });
 
   afterAll(async () => {
     await h?.stop();
     await bad?.stop();
     await silent?.stop();
+    await unauthorized?.stop();
   });
 
   /** A tenant whose agent `a` has the bad server as `h` and the stdio fixture as `g`. */
@@ -79,9 +82,18 @@ describe('the MCP host against a misbehaving HTTP server', () => {
     await h.configure(who, 'a', [{ server_id: 'h', transport: 'streamable_http', url: silent.url }]);
     const started = Date.now();
     expect(await call(who, 'echo', { timeout_ms: 30_000 })).toMatchObject({ ok: false, code: 'unavailable' });
-    // The connect timeout (1 s here), then the OAuth gate's probe of a plain HTTP server that failed to open
-    // (whether it asks for OAuth), bounded by its own timeout.
-    expect(Date.now() - started).toBeLessThan(15_000);
+    // The connect timeout (1 s here); a server that did not answer 401 is not probed for OAuth.
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it('bounds the OAuth probe after a 401 by the connect timeout: a server that then hangs is server_unavailable', async () => {
+    const who = h.caller();
+    await h.configure(who, 'a', [{ server_id: 'h', transport: 'streamable_http', url: unauthorized.url }]);
+    const started = Date.now();
+    expect(await call(who, 'echo', { timeout_ms: 30_000 })).toMatchObject({ ok: false, code: 'unavailable' });
+    // The 401 at once, then the probe (a second initialize, never answered) for at most the connect timeout (1 s).
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(unauthorized.seen.get('initialize')).toBeGreaterThanOrEqual(2);
   });
 
   it('keeps answering another server while the bad one hangs and breaks', async () => {

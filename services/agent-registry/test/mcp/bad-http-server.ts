@@ -8,7 +8,9 @@ import type { AddressInfo } from 'node:net';
  * can break the protocol: tools `echo`, `not_json` (a 200 whose body is not
  * JSON), `not_jsonrpc` (JSON that is not JSON-RPC), `hang` (never answers),
  * `crash` (the connection is cut mid-call, as when the server dies). With
- * `hangInitialize` it never answers `initialize`.
+ * `hangInitialize` it never answers `initialize`; with `unauthorizedThenHang`
+ * it answers the first `initialize` 401 (as a server that wants a token) and
+ * never answers another (the host's probe for OAuth metadata hangs).
  */
 export interface BadHttpServer {
   /** The MCP endpoint. */
@@ -40,7 +42,13 @@ function json(res: ServerResponse, value: unknown): void {
   res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
 }
 
-export async function startBadHttpServer(options: { readonly hangInitialize?: boolean } = {}): Promise<BadHttpServer> {
+/** How the server misbehaves beyond its tools. */
+export interface BadHttpServerOptions {
+  readonly hangInitialize?: boolean;
+  readonly unauthorizedThenHang?: boolean;
+}
+
+export async function startBadHttpServer(options: BadHttpServerOptions = {}): Promise<BadHttpServer> {
   const seen = new Map<string, number>();
   const open = new Set<ServerResponse>();
   const server = createServer((req, res) => {
@@ -57,7 +65,11 @@ export async function startBadHttpServer(options: { readonly hangInitialize?: bo
       }
       switch (message.method) {
         case 'initialize':
-          if (options.hangInitialize === true) {
+          if (options.unauthorizedThenHang === true && seen.get('initialize') === 1) {
+            res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid_token"}');
+            return;
+          }
+          if (options.hangInitialize === true || options.unauthorizedThenHang === true) {
             open.add(res);
             return;
           }

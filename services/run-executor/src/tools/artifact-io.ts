@@ -1,7 +1,9 @@
-import { ARTIFACT_DOWNLOAD_BEGIN, ARTIFACT_UPLOAD_BEGIN, ServiceError } from '@ars/contracts';
-import type { ArtifactMetadata, BlobLocation, VerifiedIdentity } from '@ars/contracts';
-import { callInternal, openObjectStore } from '@ars/bus';
-import type { Bus, ObjectStore, RpcClient } from '@ars/bus';
+import { ARTIFACT_DOWNLOAD_BEGIN, ServiceError } from '@ars/contracts';
+import type { ArtifactMetadata, VerifiedIdentity } from '@ars/contracts';
+import { callInternal } from '@ars/bus';
+import type { Bus, RpcClient } from '@ars/bus';
+import { createArtifactUploader, createObjectStores, objectStoreLocation } from '@ars/service-kit';
+import type { NewArtifact } from '@ars/service-kit';
 import type { ToolOwner } from './tool.ts';
 
 /**
@@ -12,9 +14,8 @@ import type { ToolOwner } from './tool.ts';
  *
  * - read: `_artifact.download_begin {identity, artifact_id}` (the owner's
  *   read rule) → stream the object, stopping at `maxBytes`;
- * - write: `_artifact.upload_begin {size_bytes}` → put the bytes into the
- *   named object → `artifacts.put {identity, upload_id, …}` (metadata, and
- *   `artifacts.uploaded`).
+ * - write: `@ars/service-kit`'s artifact uploader (`_artifact.upload_begin`
+ *   → the object → `artifacts.put`).
  */
 
 /** The first bytes of an artifact. */
@@ -26,13 +27,7 @@ export interface ArtifactBytes {
 }
 
 /** A new artifact's content and metadata. */
-export interface ArtifactWrite {
-  readonly bytes: Uint8Array;
-  readonly mimeType: string;
-  readonly name?: string | undefined;
-  readonly namespace: string;
-  readonly source: string;
-}
+export type ArtifactWrite = NewArtifact;
 
 export interface ArtifactIo {
   /** Reads at most `maxBytes` of an artifact the owner may read (else `not_found`). */
@@ -51,14 +46,6 @@ export interface ArtifactIoOptions {
 
 function identityOf(owner: ToolOwner): VerifiedIdentity {
   return { tenant: owner.tenant, user: owner.user, session: owner.session, scopes: [] };
-}
-
-/** The answer's location, if this executor can stream through it (the JetStream object store). */
-function locationOf(location: BlobLocation, endpoint: string): BlobLocation {
-  if (location.transport !== 'nats_object_store') {
-    throw new ServiceError('unimplemented', `${endpoint}: the artifact service offers no object-store transfer`);
-  }
-  return location;
 }
 
 /** Reads a stream until `maxBytes`; cancels the rest. */
@@ -93,16 +80,8 @@ async function readBounded(
 
 export function createArtifactIo(options: ArtifactIoOptions): ArtifactIo {
   const { bus, rpc, timeoutMs } = options;
-  const stores = new Map<string, Promise<ObjectStore>>();
-  const storeOf = (bucket: string): Promise<ObjectStore> => {
-    let store = stores.get(bucket);
-    if (store === undefined) {
-      store = openObjectStore(bus, bucket);
-      store.catch(() => stores.delete(bucket));
-      stores.set(bucket, store);
-    }
-    return store;
-  };
+  const storeOf = createObjectStores(bus);
+  const uploader = createArtifactUploader({ bus, rpc, timeoutMs, stores: storeOf });
 
   return {
     async read(owner, artifactId, maxBytes) {
@@ -114,40 +93,14 @@ export function createArtifactIo(options: ArtifactIoOptions): ArtifactIo {
         { timeoutMs },
       );
       const artifact = answer.artifact;
-      const location = locationOf(answer.location, ARTIFACT_DOWNLOAD_BEGIN.name);
+      const location = objectStoreLocation(answer.location, ARTIFACT_DOWNLOAD_BEGIN.name);
       const result = await (await storeOf(location.bucket)).get(location.object_name);
       if (result === null) throw new ServiceError('not_found', `artifact ${artifactId} has no bytes`);
       const { bytes, truncated } = await readBounded(result.data, maxBytes);
       return { artifact, bytes, truncated: truncated || artifact.size_bytes > bytes.length };
     },
 
-    async write(owner, artifact) {
-      const identity = identityOf(owner);
-      const begun = await callInternal(
-        rpc,
-        ARTIFACT_UPLOAD_BEGIN,
-        identity,
-        { size_bytes: artifact.bytes.length },
-        { timeoutMs },
-      );
-      const location = locationOf(begun.location, ARTIFACT_UPLOAD_BEGIN.name);
-      await (await storeOf(location.bucket)).putBlob({ name: location.object_name }, artifact.bytes);
-      const put = (await rpc.call(
-        'artifact',
-        'artifacts.put',
-        identity,
-        {
-          identity: { ...owner },
-          upload_id: begun.upload_id,
-          mime_type: artifact.mimeType,
-          ...(artifact.name === undefined ? {} : { name: artifact.name }),
-          source: artifact.source,
-          namespace: artifact.namespace,
-        },
-        { timeoutMs },
-      )) as { artifact: ArtifactMetadata };
-      return put.artifact;
-    },
+    write: (owner, artifact) => uploader.upload(owner, artifact),
   };
 }
 
