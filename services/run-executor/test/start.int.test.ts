@@ -56,12 +56,12 @@ describe('start', () => {
     });
   });
 
-  it('admits the session first with the verified triple and the turn it opens', async () => {
+  it('admits the session with the verified triple and the turn it opens', async () => {
     const caller = newCaller({ session: 'fresh-session' });
     const { task_id: taskId } = (await h.start(caller, { query: 'What is new?' })) as { task_id: string };
-    const calls = h.fakes.session.admitted.filter((c) => c.identity.tenant === caller.tenant);
-    expect(calls).toHaveLength(1);
-    expect(calls[0]!.body).toEqual({
+    const calls = () => h.fakes.session.admitted.filter((c) => c.identity.tenant === caller.tenant);
+    await expect.poll(() => calls().length).toBe(1);
+    expect(calls()[0]!.body).toEqual({
       tenant: caller.tenant,
       user: 'alice',
       session: 'fresh-session',
@@ -180,9 +180,14 @@ describe('start', () => {
   });
 
   describe('session', () => {
-    it('refuses an erased session with session_erased and spawns nothing', async () => {
+    const triple = (c: VerifiedIdentity) => ({ tenant: c.tenant, user: c.user, session: c.session });
+    const admissionsOf = (c: VerifiedIdentity) =>
+      h.fakes.session.admitted.filter((a) => a.identity.tenant === c.tenant).map((a) => a.body);
+
+    it('refuses a session whose erasure reached the run-executor with session_erased and spawns nothing', async () => {
       const caller = newCaller({ session: 'gone' });
-      h.fakes.session.erase(caller.tenant, caller.user, 'gone');
+      // The erasure cascade of sessions.delete: it completes only once this ran.
+      await h.service.call('_tasks.erase_session', triple(caller), caller);
       const outcome = await outcomeOf(h.start(caller));
       expect(outcome).toMatchObject({ ok: false, code: 'session_erased' });
       expect(await listTasks(caller)).toEqual([]);
@@ -191,99 +196,56 @@ describe('start', () => {
 
     it('still starts in another session of the same user', async () => {
       const caller = newCaller({ session: 'gone' });
-      h.fakes.session.erase(caller.tenant, caller.user, 'gone');
+      await h.service.call('_tasks.erase_session', triple(caller), caller);
       await expect(h.start({ ...caller, session: 'fresh' })).resolves.toMatchObject({ reused: false });
     });
 
-    describe('with an admission the session service lets be reused', () => {
-      const triple = (c: VerifiedIdentity) => ({ tenant: c.tenant, user: c.user, session: c.session });
-      const admissionsOf = (c: VerifiedIdentity) =>
-        h.fakes.session.admitted.filter((a) => a.identity.tenant === c.tenant).map((a) => a.body);
-
-      beforeAll(() => {
-        h.fakes.session.reuseMs = 60_000;
-      });
-      afterAll(() => {
-        h.fakes.session.reuseMs = 0;
-        h.fakes.session.gate = undefined;
-      });
-
-      it('starts the next run without waiting for its admission, which is still sent with its turn', async () => {
-        const caller = newCaller();
-        await h.start(caller, { query: 'first' });
-        let open!: () => void;
-        h.fakes.session.gate = new Promise<void>((resolve) => (open = resolve));
-        try {
-          // The session service now answers nothing until the gate opens: only a reused admission lets this through.
-          const second = await h.start(caller, { query: 'second' });
-          expect(second.reused).toBe(false);
-          expect(await getTask(caller, second.task_id)).toMatchObject({ status: 'pending', query: 'second' });
-          await expect.poll(() => admissionsOf(caller).length).toBe(2);
-          expect(admissionsOf(caller)[1]).toEqual({
-            ...triple(caller),
-            turn: { task_id: second.task_id, query: 'second' },
-          });
-        } finally {
-          open();
-          h.fakes.session.gate = undefined;
-        }
-      });
-
-      it('refuses a start with session_erased once the erasure reached the run-executor, and keeps nothing of it', async () => {
-        const caller = newCaller();
-        await h.start(caller, { query: 'before' });
-        // Another replica handled `_tasks.erase_session`: this one still holds the admission.
-        await createErasedSessionRepository(h.store).mark(triple(caller), new Date().toISOString());
-        const before = await storedEvents(h.bus, { tenant: caller.tenant });
-        const asked = admissionsOf(caller).length;
-        const outcome = await outcomeOf(h.start(caller, { query: 'after' }));
-        expect(outcome).toMatchObject({ ok: false, code: 'session_erased' });
-        expect((await listTasks(caller)).map((t) => t.query)).toEqual(['before']);
-        expect(await storedEvents(h.bus, { tenant: caller.tenant })).toEqual(before);
-        // The refusal dropped the reused admission: the next start asks the session again.
-        h.fakes.session.erase(caller.tenant, caller.user, caller.session);
-        await expect(outcomeOf(h.start(caller))).resolves.toMatchObject({ ok: false, code: 'session_erased' });
-        await expect.poll(() => admissionsOf(caller).length).toBe(asked + 2);
-      });
-
-      it('records the erased-session marker and drops the admission when _tasks.erase_session runs', async () => {
-        const caller = newCaller();
-        await h.start(caller);
-        await h.service.call('_tasks.erase_session', triple(caller), caller);
-        expect(await createErasedSessionRepository(h.store).isErased(triple(caller))).toBe(true);
-        expect(await createErasedSessionRepository(h.store).isErased({ ...triple(caller), session: 'other' })).toBe(
-          false,
-        );
-        let open!: () => void;
-        h.fakes.session.gate = new Promise<void>((resolve) => (open = resolve));
-        try {
-          // Not reused any more: this start waits for the session service, which does not answer yet.
-          const started = h.start(caller).then(() => 'answered');
-          const first = await Promise.race([
-            started,
-            new Promise((resolve) => setTimeout(() => resolve('waiting'), 300)),
-          ]);
-          expect(first).toBe('waiting');
-          open();
-          await expect(started).resolves.toBe('answered');
-        } finally {
-          open();
-          h.fakes.session.gate = undefined;
-        }
-      });
-
-      it('asks again, and waits, after a reused admission was refused in the background', async () => {
-        const caller = newCaller();
-        await h.start(caller);
-        // The session service erased the session, but its cascade has not reached the run-executor yet:
-        // this start still goes through on the reused admission, whose background answer is a refusal.
-        h.fakes.session.erase(caller.tenant, caller.user, caller.session);
-        await expect(h.start(caller)).resolves.toMatchObject({ reused: false });
+    it('answers without waiting for the session service, which still receives the admission with its turn', async () => {
+      const caller = newCaller();
+      let open!: () => void;
+      h.fakes.session.gate = new Promise<void>((resolve) => (open = resolve));
+      try {
+        // The session service answers nothing until the gate opens.
+        const started = await h.start(caller, { query: 'first' });
+        expect(started.reused).toBe(false);
+        expect(await getTask(caller, started.task_id)).toMatchObject({ status: 'pending', query: 'first' });
         await expect
-          .poll(async () => (await outcomeOf(h.start(caller))).ok, { timeout: 5_000, interval: 20 })
-          .toBe(false);
-        await expect(outcomeOf(h.start(caller))).resolves.toMatchObject({ ok: false, code: 'session_erased' });
+          .poll(() => admissionsOf(caller))
+          .toEqual([{ ...triple(caller), turn: { task_id: started.task_id, query: 'first' } }]);
+      } finally {
+        open();
+        h.fakes.session.gate = undefined;
+      }
+    });
+
+    it('refuses later starts of a session the session service refused as erased, its cascade still on the way', async () => {
+      const caller = newCaller();
+      await h.start(caller, { query: 'before' });
+      // The session service erased the session, but its cascade has not reached the run-executor yet:
+      // this start goes through, and the refusal of its admission records the erasure here.
+      h.fakes.session.erase(caller.tenant, caller.user, caller.session);
+      await expect(h.start(caller)).resolves.toMatchObject({ reused: false });
+      await expect
+        .poll(() => createErasedSessionRepository(h.store).isErased(triple(caller)), { timeout: 5_000, interval: 20 })
+        .toBe(true);
+      const before = await storedEvents(h.bus, { tenant: caller.tenant });
+      await expect(outcomeOf(h.start(caller, { query: 'after' }))).resolves.toMatchObject({
+        ok: false,
+        code: 'session_erased',
       });
+      expect((await listTasks(caller)).map((t) => t.query)).not.toContain('after');
+      expect(await storedEvents(h.bus, { tenant: caller.tenant })).toEqual(before);
+    });
+
+    it('records the erased-session marker when _tasks.erase_session runs', async () => {
+      const caller = newCaller();
+      await h.start(caller);
+      await h.service.call('_tasks.erase_session', triple(caller), caller);
+      expect(await createErasedSessionRepository(h.store).isErased(triple(caller))).toBe(true);
+      expect(await createErasedSessionRepository(h.store).isErased({ ...triple(caller), session: 'other' })).toBe(
+        false,
+      );
+      await expect(outcomeOf(h.start(caller))).resolves.toMatchObject({ ok: false, code: 'session_erased' });
     });
   });
 

@@ -6,7 +6,6 @@ import type { InternalHandler } from '@ars/service-kit';
 import { isTerminal } from '../domain/task.ts';
 import { deliver } from './controls.handler.ts';
 import type { ApiDeps } from './deps.ts';
-import type { SessionAdmissions } from './session-admissions.ts';
 import type { ErasedSessionRepository } from '../store/erased-session.repository.ts';
 
 /** How long an erasure waits for the session's live runs to stop before it is retried later. */
@@ -31,17 +30,16 @@ export type RunStateEraser = (triple: OwnerTriple) => Promise<number>;
  */
 export function createEraseSessionHandler(
   deps: ApiDeps,
-  erasure: { readonly markers: ErasedSessionRepository; readonly admissions: SessionAdmissions },
+  erasure: { readonly markers: ErasedSessionRepository },
   eraseRunState?: RunStateEraser,
 ): InternalHandler {
   return serveInternal(ENDPOINT, async ({ identity, body: triple }) => {
     if (triple.tenant !== identity.tenant || triple.user !== identity.user || triple.session !== identity.session) {
       throw new ServiceError('identity_required', `${ENDPOINT.name}: only the caller's own session can be erased`);
     }
-    // First, so that a start reusing an earlier admission of this session
-    // either sees the marker or inserted its task before the delete below.
+    // First, so that a start of this session either sees the marker (it reads
+    // it after its insert) or inserted its task before the delete below.
     await erasure.markers.mark(triple, new Date().toISOString());
-    erasure.admissions.forget(triple);
     await stopLiveRuns(deps, identity, triple);
     const stateRecordsDeleted = eraseRunState === undefined ? 0 : await eraseRunState(triple);
     const tasksDeleted = await deps.tasks.eraseSession(triple);

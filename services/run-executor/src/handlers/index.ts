@@ -43,7 +43,10 @@ export function createApiHandlers(
 ): { handlers: Record<string, RpcHandler>; internalHandlers: InternalHandler[] } {
   const checks =
     options.startDependencies ?? createStartDependencies(deps.rpc, deps.logger, deps.settings.dependencyTimeoutMs);
-  const admissions = createSessionAdmissions(checks, { logger: deps.logger });
+  const admissions = createSessionAdmissions(checks, {
+    logger: deps.logger,
+    onErased: (triple) => options.erasedSessions.mark(triple, new Date().toISOString()),
+  });
   return {
     handlers: {
       start: createStartHandler(deps, checks, admissions, options.erasedSessions),
@@ -55,8 +58,6 @@ export function createApiHandlers(
         ? {}
         : { 'runs.set_overrides': createRunOverridesHandler(deps, options.runOverrides) }),
     },
-    internalHandlers: [
-      createEraseSessionHandler(deps, { markers: options.erasedSessions, admissions }, options.eraseRunState),
-    ],
+    internalHandlers: [createEraseSessionHandler(deps, { markers: options.erasedSessions }, options.eraseRunState)],
   };
 }

@@ -2,14 +2,7 @@ import { isServiceError } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
 import type { Logger } from '@ars/telemetry';
 import type { StartDependencies } from './dependencies.ts';
-import { sessionKey } from '../domain/session-key.ts';
 import type { SessionOwner } from '../domain/session-key.ts';
-
-/** At most this many sessions' admissions are kept; the least recently granted go first. */
-const DEFAULT_CAPACITY = 10_000;
-
-/** How a start's session was admitted. */
-export type Admission = 'asked' | 'reused';
 
 /** The turn an admission announces to the session service. */
 export interface AdmittedTurn {
@@ -18,84 +11,54 @@ export interface AdmittedTurn {
 }
 
 /**
- * Session admissions a start may reuse instead of waiting for the session
- * service again. `_session.admit` answers how long its answer holds
- * (`reuse_ms`, which the session service keeps well inside its idle-close
- * time); within that window a start on the same (tenant, user, session)
- * still sends the admission (it touches the session, reopens one the
- * reaper closed, carries the turn's query) but does not wait for it. What
- * a waited-for admission would refuse, an erasure, is caught by the
+ * Session admissions of starts, sent without waiting. `_session.admit`
+ * opens a fresh session, reopens a closed one, touches an open one and
+ * carries the turn's query, none of which the start's answer depends on:
+ * what an admission would refuse, an erased session, is decided by the
  * run-executor's own erased-session marker, which the start reads after
- * inserting its task. A refused or failed background admission drops the
- * session from the cache, so the next start asks again.
+ * inserting its task. The marker is written by the erasure cascade before
+ * `sessions.delete` can succeed and is never deleted, so a session erased
+ * by a completed `sessions.delete` is always refused, and a start racing an
+ * erasure still in progress is either refused or inserted before the
+ * cascade's delete, which then removes it. A session the admission never
+ * reached (the session service away) is opened from the event stream when
+ * its `task.spawned` arrives.
+ *
+ * A background refusal `session_erased` (an erasure in progress whose
+ * cascade has not reached this service yet) records the marker at once, so
+ * later starts of that session are refused without waiting for the cascade.
  */
 export interface SessionAdmissions {
-  /** Admits the caller's session: waits for the session service only when no admission is held. */
-  admit(caller: VerifiedIdentity, turn: AdmittedTurn): Promise<Admission>;
-  /** Drops the session's held admission (its erasure reached this replica). */
-  forget(triple: SessionOwner): void;
-  /** Sessions with a held admission (expired ones included until pruned). */
-  readonly size: number;
+  /** Sends the admission of the caller's session with the turn it opens. */
+  admit(caller: VerifiedIdentity, turn: AdmittedTurn): void;
 }
 
 export interface SessionAdmissionsOptions {
   readonly logger: Logger;
-  /** @default 10000 */
-  readonly capacity?: number;
-  /** Monotonic clock, in ms. @default performance.now */
-  readonly now?: () => number;
+  /** Records that the session service refused the session as erased. */
+  readonly onErased: (triple: SessionOwner) => Promise<void>;
 }
 
 export function createSessionAdmissions(
   checks: StartDependencies,
   options: SessionAdmissionsOptions,
 ): SessionAdmissions {
-  const capacity = options.capacity ?? DEFAULT_CAPACITY;
-  const now = options.now ?? (() => performance.now());
   const { logger } = options;
-  /** Key → the monotonic time until which the admission holds; insertion order is grant order. */
-  const heldUntil = new Map<string, number>();
-
-  /** An answer given to a question sent at `askedAt` holds from then, not from its arrival. */
-  const grant = (key: string, askedAt: number, reuseMs: number | undefined): void => {
-    heldUntil.delete(key);
-    if (reuseMs === undefined || reuseMs <= 0) return;
-    heldUntil.set(key, askedAt + reuseMs);
-    while (heldUntil.size > capacity) {
-      const oldest = heldUntil.keys().next();
-      if (oldest.done === true) break;
-      heldUntil.delete(oldest.value);
-    }
-  };
-
-  const ask = async (key: string, caller: VerifiedIdentity, turn: AdmittedTurn): Promise<void> => {
-    const askedAt = now();
-    const { reuseMs } = await checks.admitSession(caller, turn);
-    grant(key, askedAt, reuseMs);
-  };
-
   return {
-    async admit(caller, turn) {
-      const key = sessionKey(caller);
-      const until = heldUntil.get(key);
-      if (until === undefined || until <= now()) {
-        if (until !== undefined) heldUntil.delete(key);
-        await ask(key, caller, turn);
-        return 'asked';
-      }
-      ask(key, caller, turn).catch((error: unknown) => {
-        heldUntil.delete(key);
-        const refused = isServiceError(error) && error.status < 500;
-        if (refused) logger.info({ code: error.code }, 'reused session admission refused; the next start asks again');
-        else logger.warn({ err: error }, 'background session admission failed; the next start asks again');
+    admit(caller, turn) {
+      checks.admitSession(caller, turn).catch(async (error: unknown) => {
+        if (isServiceError(error) && error.code === 'session_erased') {
+          logger.info({ taskId: turn.task_id }, 'session admission refused: erased; later starts of it are refused');
+          await options
+            .onErased({ tenant: caller.tenant, user: caller.user, session: caller.session })
+            .catch((markError: unknown) => logger.warn({ err: markError }, 'could not record the erased session'));
+          return;
+        }
+        logger.warn(
+          { err: error, taskId: turn.task_id },
+          'background session admission failed; the session is opened from the event stream',
+        );
       });
-      return 'reused';
-    },
-    forget(triple) {
-      heldUntil.delete(sessionKey(triple));
-    },
-    get size() {
-      return heldUntil.size;
     },
   };
 }

@@ -9,7 +9,7 @@ import { announceRun } from '../engine/announce.ts';
 import type { ApiDeps } from './deps.ts';
 import type { StartDependencies } from './dependencies.ts';
 import { reconcileIdentity, typedMethod } from '@ars/service-kit';
-import type { Admission, SessionAdmissions } from './session-admissions.ts';
+import type { SessionAdmissions } from './session-admissions.ts';
 import type { ErasedSessionRepository } from '../store/erased-session.repository.ts';
 
 /** The checks other services answer, all at once (none depends on another). */
@@ -20,13 +20,14 @@ async function runChecks(
   request: StartRequest,
   defaultAgentId: string,
   taskId: string,
-): Promise<{ admission: Admission; agent: BoundAgent; artifacts: ResolvedArtifact[] }> {
+): Promise<{ agent: BoundAgent; artifacts: ResolvedArtifact[] }> {
   const agentId = request.agent_id;
   const ids = [...new Set(request.input_artifact_ids ?? [])];
   const admit = () => admissions.admit(caller, { task_id: taskId, query: request.query });
   const resolvesAgent = agentId !== undefined && agentId !== defaultAgentId;
   if (!resolvesAgent && ids.length === 0) {
-    return { admission: await admit(), agent: agentId === undefined ? {} : { agent_id: agentId }, artifacts: [] };
+    admit();
+    return { agent: agentId === undefined ? {} : { agent_id: agentId }, artifacts: [] };
   }
   // The admission opens or touches the session: only once nothing can refuse the start any more.
   const [agent, artifacts] = await Promise.all([
@@ -35,7 +36,8 @@ async function runChecks(
       : Promise.resolve<BoundAgent>(agentId === undefined ? {} : { agent_id: agentId }),
     ids.length === 0 ? Promise.resolve([]) : checks.resolveArtifacts(caller, ids),
   ]);
-  return { admission: await admit(), agent, artifacts };
+  admit();
+  return { agent, artifacts };
 }
 
 function erasedError(): ServiceError {
@@ -59,17 +61,17 @@ function response(taskId: string, reused: boolean): StartResponse {
  *    `Task.agent_id` is absent when the caller named none.
  * 4. `agent_id` only selects configuration; nothing else of the run uses it.
  * 5. `_session.admit` opens a fresh session, reopens a closed one, and
- *    refuses an erased one (`session_erased`). Within the time the session
- *    service lets an admission be reused, a later start on the session sends
- *    it without waiting (see `SessionAdmissions`) and reads the erased-session
- *    marker after its insert instead: a session erased meanwhile withdraws
- *    the new task and refuses the start the same way.
+ *    touches an open one; it is sent without waiting (see
+ *    `SessionAdmissions`). An erased session (`session_erased`) is refused by
+ *    the erased-session marker, read after the insert: a session erased
+ *    before or meanwhile withdraws the new task and refuses the start.
  *
  * The path is kept short: the idempotency lookup and the checks run
- * concurrently (the session's admission after the agent and artifact checks,
- * when there are any, so that a refused start neither opens nor touches its
- * session); then one insert, `task.spawned`, and the RUNS enqueue (the engine
- * emits `task.started` when it claims the run).
+ * concurrently (the session's admission is sent after the agent and
+ * artifact checks, when there are any, so that a refused start neither
+ * opens nor touches its session); then one insert, the marker read,
+ * `task.spawned`, and the RUNS enqueue (the engine emits `task.started`
+ * when it claims the run).
  * Identity: the verified triple, never the body.
  */
 export function createStartHandler(
@@ -78,13 +80,6 @@ export function createStartHandler(
   admissions: SessionAdmissions,
   erasedSessions: ErasedSessionRepository,
 ): RpcHandler {
-  /** Whether a start whose admission was reused may announce its task: no erasure reached this service. */
-  async function stillAdmitted(admission: Admission, caller: VerifiedIdentity): Promise<boolean> {
-    if (admission === 'asked' || !(await erasedSessions.isErased(caller))) return true;
-    admissions.forget(caller);
-    return false;
-  }
-
   return typedMethod(StartRequest, async ({ method, identity, body: request }): Promise<StartResponse> => {
     reconcileIdentity(method, identity, request.identity);
     const key = request.idempotency_key;
@@ -97,7 +92,7 @@ export function createStartHandler(
     pendingChecks.catch(() => undefined);
     const existing = scope === undefined ? null : await deps.tasks.findByIdempotencyScope(scope);
     if (existing !== null) return reuse(deps, existing);
-    const { admission, agent, artifacts } = await pendingChecks;
+    const { agent, artifacts } = await pendingChecks;
 
     const record = newTaskRecord({
       taskId,
@@ -108,7 +103,8 @@ export function createStartHandler(
       now: new Date().toISOString(),
     });
     const { task, reused } = await deps.tasks.insertTask(record);
-    if (!(await stillAdmitted(admission, identity))) {
+    // After the insert: either this sees the erasure's marker, or the erasure's delete (after its marker) removes the task.
+    if (await erasedSessions.isErased(identity)) {
       if (!reused) await deps.tasks.withdrawTask(task.task_id);
       throw erasedError();
     }
