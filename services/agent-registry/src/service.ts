@@ -93,6 +93,8 @@ export const agentRegistryService = defineService({
           skills,
           tenantOverrides,
           approvalPolicies: tools.policies,
+          publisher,
+          logger,
         }),
         createEraseSessionHandler({ skills, sessionSettings, erased }),
         ...mcp.internalHandlers,

@@ -6,7 +6,7 @@ import { connectBus, serveService } from '@ars/bus';
 import type { Bus, ServedService } from '@ars/bus';
 import { outcomeOf } from '@ars/service-kit/testing';
 import { createLogger } from '@ars/telemetry';
-import { startHarness } from './helpers/harness.ts';
+import { payloadKeys, startHarness } from './helpers/harness.ts';
 import type { Harness } from './helpers/harness.ts';
 
 interface Effective {
@@ -256,6 +256,26 @@ describe('_agent.effective_config', () => {
       const seen = await effective(bob);
       expect(seen.config).toEqual({});
       expect(seen.layers.flatMap((l) => l.applied_keys)).toEqual([]);
+    });
+
+    it('reports its skill search in skill.search_executed, the query hashed and the skills used counted', async () => {
+      const admin = h.caller(['admin']);
+      await h.call('agent_config.set_revision', { agent_id: 'helper', config: {} }, admin);
+      await h.call('agent_config.skills.upsert', { skill: { name: 'cite', content: 'Cite.' } }, admin);
+      await h.call('agent_config.session.skills.upsert', { skill: { name: 'tone', content: 'Tone.' } }, admin);
+      await effective(admin);
+      await effective(admin);
+      const frames = await h.events(admin.tenant, 'skill.search_executed');
+      expect(frames).toHaveLength(2);
+      expect(payloadKeys(frames[0])).toEqual(['Limit', 'Path', 'QueryHash', 'ResultN']);
+      expect(frames[0]?.payload).toEqual({
+        QueryHash: expect.stringMatching(/^sha256:/),
+        Path: 'effective_config',
+        Limit: 2_000,
+        ResultN: 2,
+      });
+      expect(frames[1]?.payload.QueryHash).toBe(frames[0]?.payload.QueryHash);
+      expect(JSON.stringify(frames.map((f) => f.payload))).not.toContain(admin.session);
     });
 
     it('limits tenant-library skills to the membership the agent names', async () => {

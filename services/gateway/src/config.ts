@@ -107,6 +107,11 @@ export const GatewayConfig = z
     ARS_DISCOVERY_TIMEOUT_MS: integer(50, 60_000)
       .default(500)
       .describe('How long a $SRV discovery fan-in collects answers, in milliseconds. Default 500.'),
+    ARS_TOPOLOGY_POLL_MS: integer(0, 3_600_000)
+      .default(5_000)
+      .describe(
+        'How often the gateway polls $SRV.INFO to publish topology.changed (a change counts once two polls agree), in milliseconds; 0 turns it off. Default 5000.',
+      ),
     ARS_CAPABILITIES_CACHE_MS: integer(0, 600_000)
       .default(2_000)
       .describe(

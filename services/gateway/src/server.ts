@@ -31,6 +31,7 @@ import { RevocationList } from './auth/revocation-list.ts';
 import { routeByKid } from './auth/verifier-router.ts';
 import type { GatewayConfig } from './config.ts';
 import { HEALTH_METHOD, connectedOnly, createBusDiscovery, trackBusState } from './discovery/bus-discovery.ts';
+import { startTopologyWatch } from './discovery/topology-watch.ts';
 import { gatewayEndpoints } from './local/index.ts';
 import type { LocalHandler } from './local/index.ts';
 import type { BusState, DevTokenMinter, EventLog, TokenMinter, TokenVerifier } from './ports.ts';
@@ -199,6 +200,8 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
     const auth = await createAuth(config);
     const state = trackBusState(bus);
     const rpc = connectedOnly(createRpcClient(bus, { timeoutMs: config.ARS_RPC_TIMEOUT_MS }), state);
+    const events = createEventPublisher(bus, { source: 'gateway', logger });
+    const discovery = createBusDiscovery(bus, rpc, { timeoutMs: config.ARS_DISCOVERY_TIMEOUT_MS });
     const watched = new RevocationList({ kv: await openKv(bus, REVOCATIONS_BUCKET), logger });
     revocations = watched;
     watched.start();
@@ -210,9 +213,9 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
       revocations: watched,
       blobs: createBusBlobs(bus),
       rpc,
-      events: createEventPublisher(bus, { source: 'gateway', logger }),
+      events,
       eventLog: busEventLog(bus),
-      discovery: createBusDiscovery(bus, rpc, { timeoutMs: config.ARS_DISCOVERY_TIMEOUT_MS }),
+      discovery,
       bus: state,
       build: {
         instanceId: config.INSTANCE_ID,
@@ -237,11 +240,19 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
       },
     });
     const served = await serveGateway(config, bus, state, localHandlers, logger, startedAt);
+    const topology = startTopologyWatch({
+      discovery,
+      publisher: events,
+      intervalMs: config.ARS_TOPOLOGY_POLL_MS,
+      clock: () => new Date(),
+      logger,
+    });
     const connected = bus;
     let stopping: Promise<void> | undefined;
     const stop = (): Promise<void> => {
       stopping ??= (async () => {
         logger.info('gateway stopping');
+        topology.stop();
         await app.close().catch((error: unknown) => logger.error({ err: error }, 'http server did not close cleanly'));
         await watched.stop();
         await served

@@ -1,6 +1,8 @@
 import { AGENT_EFFECTIVE_CONFIG, SCOPES, ServiceError } from '@ars/contracts';
 import type { AgentEffectiveConfigRequest, VerifiedIdentity } from '@ars/contracts';
-import { serveInternal } from '@ars/service-kit';
+import type { EventPublisher } from '@ars/bus';
+import { contentHash, serveInternal } from '@ars/service-kit';
+import type { Logger } from '@ars/telemetry';
 import type { InternalHandler } from '@ars/service-kit';
 import { resolveEffectiveConfig } from '../domain/effective-config.ts';
 import type { ScopedSkill, SkillOwner } from '../domain/skills.ts';
@@ -21,7 +23,13 @@ export interface EffectiveConfigDeps extends AgentLookup {
   readonly tenantOverrides: TenantOverridesSource;
   /** The tenant's `tools.set_approval_policy` choices, carried to the run with its configuration. */
   readonly approvalPolicies?: Pick<ApprovalPolicyRepository, 'ofTenant'>;
+  /** Where `skill.search_executed` goes; absent, the search is not reported. */
+  readonly publisher?: EventPublisher;
+  readonly logger?: Logger;
 }
+
+/** `skill.search_executed` Path of the one skill search there is: the run's effective configuration. */
+export const SKILL_SEARCH_PATH = 'effective_config';
 
 /** Skills read per resolution at most (four owners' libraries). */
 const MAX_SKILL_CANDIDATES = 2_000;
@@ -96,6 +104,37 @@ export function createEffectiveConfigHandler(deps: EffectiveConfigDeps): Interna
         triggers: s.triggers,
       })),
     });
+    await reportSkillSearch(deps, request, resolved.skills.length);
     return { ...resolved, approval_policies: approvalPolicies };
   });
+}
+
+/**
+ * Publishes `skill.search_executed` for a resolution's skill search: the
+ * hash of what it searched (the four owners' libraries, not shown), its
+ * path, its candidate limit and how many skills the run uses. A
+ * failed publish is logged; the resolution still answers.
+ */
+async function reportSkillSearch(
+  deps: EffectiveConfigDeps,
+  request: AgentEffectiveConfigRequest,
+  resultN: number,
+): Promise<void> {
+  if (deps.publisher === undefined) return;
+  const { tenant, user, session } = request;
+  const query = { owners: skillOwners(request) };
+  try {
+    await deps.publisher.publish({
+      type: 'skill.search_executed',
+      identity: { tenant, user, session },
+      payload: {
+        QueryHash: contentHash(query),
+        Path: SKILL_SEARCH_PATH,
+        Limit: MAX_SKILL_CANDIDATES,
+        ResultN: resultN,
+      },
+    });
+  } catch (error) {
+    deps.logger?.warn({ err: error, tenant }, 'skill.search_executed not published');
+  }
 }

@@ -170,24 +170,30 @@ export function runtimeDriversHandler(context: FleetContext): LocalHandler {
  */
 export function topologySnapshotHandler(context: FleetContext): LocalHandler {
   return async (request) => {
-    const instances = seesFleet(request) ? byName(await context.discovery.info()) : [];
-    const names = [...new Set(instances.map((instance) => instance.name))];
-    return {
-      taken_at: context.clock().toISOString(),
-      services: names.map((service) => ({
-        service,
-        instances: instances
-          .filter((instance) => instance.name === service)
-          .map((instance) => ({
-            instance_id: instance.id,
-            version: instance.version,
-            endpoints: instance.endpoints.map(endpointMethod),
-            unimplemented: instance.endpoints
-              .filter((endpoint) => endpoint.metadata?.implemented === 'false')
-              .map(endpointMethod),
-            metadata: { ...metadataOf(instance) },
-          })),
-      })),
-    };
+    const instances = seesFleet(request) ? await context.discovery.info() : [];
+    return topologyProjection(instances, context.clock());
+  };
+}
+
+/** The topology projection of discovered instances (topology.snapshot's answer, topology.changed's Projection). */
+export function topologyProjection(discovered: readonly DiscoveredInstance[], takenAt: Date) {
+  const instances = byName(discovered);
+  const names = [...new Set(instances.map((instance) => instance.name))];
+  return {
+    taken_at: takenAt.toISOString(),
+    services: names.map((service) => ({
+      service,
+      instances: instances
+        .filter((instance) => instance.name === service)
+        .map((instance) => ({
+          instance_id: instance.id,
+          version: instance.version,
+          endpoints: instance.endpoints.map(endpointMethod),
+          unimplemented: instance.endpoints
+            .filter((endpoint) => endpoint.metadata?.implemented === 'false')
+            .map(endpointMethod),
+          metadata: { ...metadataOf(instance) },
+        })),
+    })),
   };
 }

@@ -68,6 +68,8 @@ export interface AgentRunConfig {
   readonly approvalPolicies: Readonly<Record<string, ApprovalPolicy>>;
   /** `multimodal.default_disposition`, the second layer of an input artifact's disposition. */
   readonly defaultDisposition?: string | undefined;
+  /** `completion_hook.tool`: the tool run once the run's terminal event is out (`completion-hook.ts`). */
+  readonly completionHook?: string | undefined;
 }
 
 /** The built-in default configuration's system prompt. */
@@ -103,6 +105,7 @@ const ConfigShape = z.looseObject({
   tool_exposure: ToolExposure.optional(),
   mcp_connections: z.array(z.looseObject({ server_id: z.string() })).optional(),
   multimodal: z.looseObject({ default_disposition: z.string().optional() }).optional(),
+  completion_hook: z.looseObject({ tool: z.string() }).optional(),
 });
 
 /** Reads a `_agent.effective_config` answer (its contract's reply schema); throws on a shape it cannot use. */
@@ -158,6 +161,7 @@ export function toAgentRunConfig(
     mcpServers: (c.mcp_connections ?? []).map((connection) => connection.server_id),
     approvalPolicies: record.approval_policies ?? {},
     defaultDisposition: c.multimodal?.default_disposition,
+    completionHook: c.completion_hook?.tool,
   };
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { PauseRecord } from '../domain/pause.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
+import { routePausePayload } from './pause-payload.ts';
 import { argsSummary } from './planner.ts';
 import { occurredAt } from './run-events.ts';
 import type { RunState, Verdict } from './run-state.ts';
@@ -68,7 +69,7 @@ async function requestApproval(
     reason,
     tool: tool.name,
     tags: [...tool.tags],
-    args_summary: argsSummary(args),
+    args_summary: await routePausePayload(run, token, args, argsSummary(args)),
     requested_at: requestedAt.toISOString(),
     ...(timeout === undefined ? {} : { expires_at: new Date(requestedAt.getTime() + timeout * 1000).toISOString() }),
   };

@@ -98,8 +98,12 @@ export function openControlInbox(run: RunState): void {
     }
     const receipt = receiptOf(run);
     reply({ accepted: true });
+    run.controlsQueued += 1;
     run.controls = run.controls
-      .then(() => applyControl(run, envelope, receipt))
+      .then(() => {
+        run.controlsQueued -= 1;
+        return applyControl(run, envelope, receipt);
+      })
       .catch((e: unknown) => run.log.warn({ err: e, control: envelope.method }, 'control not applied'));
   });
 }

@@ -146,11 +146,43 @@ export const ENGINE_CONFIG_SHAPE = {
       "Key of openai providers for which governance holds no tenant key (governance.rotate_key under the provider's name). Unset: a placeholder key.",
     ),
   TOOL_APPROVAL_POLICIES: ApprovalOverrides,
+  PLANNER_REPAIR_MAX: int(
+    2,
+    0,
+    20,
+    'How many consecutive invalid tool calls (arguments its JSON Schema refuses, or an unknown tool) a run feeds back to the model for repair; the next one is planner.repair_exhausted and fails the run llm_error. A valid call resets the count. Default 2.',
+  ),
+  LLM_CONTEXT_WINDOW_TOKENS: int(
+    0,
+    0,
+    10_000_000,
+    "The context window of every run's model, in tokens; 0: the model's entry in the engine's table (engine/context-window.ts), else 128000. Default 0.",
+  ),
+  LLM_CONTEXT_RESERVE: z.coerce
+    .number()
+    .min(0)
+    .max(0.9)
+    .default(0.2)
+    .describe(
+      'The part of the context window kept free for the answer: a prompt estimated above window × (1 − reserve) is llm.context_window_exceeded and the trajectory is compressed. Default 0.2.',
+    ),
   MCP_CALL_TIMEOUT_MS: int(
     60_000,
     100,
     3_600_000,
     "How long an MCP tool call may take (the tool host's timeout_ms of `_mcp.call_tool`; the engine waits ENGINE_RPC_TIMEOUT_MS longer for the host's answer), in ms. A call that takes longer fails with ErrorClass timeout and is retried if the tool is read-only or idempotent. Default 60000.",
+  ),
+  COMPLETION_HOOK_TIMEOUT_MS: int(
+    10_000,
+    100,
+    600_000,
+    "How long an agent's completion hook (agent_config completion_hook) may run after the run's terminal event, in ms; past it the hook is abandoned with run.hook_failed ErrorClass timeout. Default 10000.",
+  ),
+  PAUSE_PAYLOAD_ARTIFACT_BYTES: int(
+    16_384,
+    256,
+    1_048_576,
+    "Largest pause payload (an approval's arguments, a pause control's payload) kept inline in its pause record, in bytes of JSON; a larger one is stored as an artifact and referenced (pause.payload_artifact_routed). Default 16384.",
   ),
   // Inference brokers (an agent's llm_provider.inference_broker): CREDENTIAL_BROKER_TOKEN, BROKER_TIMEOUT_MS, BROKER_ALLOW_INSECURE.
   ...CREDENTIAL_BROKER_CONFIG_SHAPE,
@@ -176,7 +208,17 @@ export interface EngineSettings {
   readonly llmApiKey?: string | undefined;
   readonly approvalOverrides: Readonly<Record<string, ApprovalPolicy>>;
   readonly mcpCallTimeoutMs: number;
+  /** How long a completion hook may run, in ms (COMPLETION_HOOK_TIMEOUT_MS). */
+  readonly completionHookTimeoutMs: number;
+  /** Largest inline pause payload, in bytes (PAUSE_PAYLOAD_ARTIFACT_BYTES). */
+  readonly pausePayloadArtifactBytes: number;
   readonly defaultAgentId: string;
+  /** Consecutive invalid tool calls fed back before the run fails (PLANNER_REPAIR_MAX). */
+  readonly repairMax: number;
+  /** The context window of every model, in tokens; 0: the table's (LLM_CONTEXT_WINDOW_TOKENS). */
+  readonly contextWindowTokens: number;
+  /** Part of the window kept for the answer (LLM_CONTEXT_RESERVE). */
+  readonly contextReserve: number;
   /** How the engine asks inference brokers. */
   readonly broker: Pick<CredentialBrokerOptions, 'token' | 'timeoutMs' | 'allowInsecure'>;
 }
@@ -202,6 +244,11 @@ export function engineSettingsOf(config: {
   readonly LLM_API_KEY?: string | undefined;
   readonly TOOL_APPROVAL_POLICIES: Readonly<Record<string, ApprovalPolicy>>;
   readonly MCP_CALL_TIMEOUT_MS: number;
+  readonly COMPLETION_HOOK_TIMEOUT_MS: number;
+  readonly PAUSE_PAYLOAD_ARTIFACT_BYTES: number;
+  readonly PLANNER_REPAIR_MAX: number;
+  readonly LLM_CONTEXT_WINDOW_TOKENS: number;
+  readonly LLM_CONTEXT_RESERVE: number;
   readonly CREDENTIAL_BROKER_TOKEN?: string | undefined;
   readonly BROKER_TIMEOUT_MS: number;
   readonly BROKER_ALLOW_INSECURE: boolean;
@@ -225,7 +272,12 @@ export function engineSettingsOf(config: {
     llmApiKey: config.LLM_API_KEY,
     approvalOverrides: config.TOOL_APPROVAL_POLICIES,
     mcpCallTimeoutMs: config.MCP_CALL_TIMEOUT_MS,
+    completionHookTimeoutMs: config.COMPLETION_HOOK_TIMEOUT_MS,
+    pausePayloadArtifactBytes: config.PAUSE_PAYLOAD_ARTIFACT_BYTES,
     defaultAgentId: config.DEFAULT_AGENT_ID,
+    repairMax: config.PLANNER_REPAIR_MAX,
+    contextWindowTokens: config.LLM_CONTEXT_WINDOW_TOKENS,
+    contextReserve: config.LLM_CONTEXT_RESERVE,
     broker: credentialBrokerOptionsOf(config),
   };
 }

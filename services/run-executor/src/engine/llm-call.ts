@@ -1,15 +1,18 @@
 import { ServiceError } from '@ars/contracts';
 import { BrokerError } from '@ars/service-kit';
+import { ContextLengthExceeded, OUTPUT_MODES, OutputModeRefused, RESPONSE_FORMAT_OF } from '../providers/provider.ts';
 import type {
   CompletionRequest,
   CompletionResult,
   LlmParameters,
   LlmProvider,
+  OutputMode,
   ProviderSettings,
 } from '../providers/provider.ts';
 import { modelOf, providerFor, providerName } from '../providers/select.ts';
 import type { EngineSettings } from './engine-config.ts';
 import { LlmCallRefused } from './governance.ts';
+import { occurredAt } from './run-events.ts';
 import type { Admission, CostRecord, FailoverTarget, Governance, RunQuad } from './governance.ts';
 
 /**
@@ -45,6 +48,8 @@ export interface RunLlm {
   provider: LlmProvider;
   settings: ProviderSettings;
   params: LlmParameters;
+  /** The output mode the provider accepted last (absent: `tools`). */
+  outputMode?: OutputMode | undefined;
 }
 
 /** A provider call that failed for a reason of its own (not a cancellation). */
@@ -86,6 +91,8 @@ export interface GovernedCallContext {
   brokerKey(settings: ProviderSettings): Promise<string>;
   /** The provider refused the broker's key: the next call asks the broker again. */
   refuseBrokerKey(settings: ProviderSettings): void;
+  /** Publishes one of the run's events (`llm.mode_downgraded`). */
+  emit?(type: string, payload: Record<string, unknown>): void;
 }
 
 /** Failovers one call may take, whatever the chain says. */
@@ -120,6 +127,8 @@ function failedOver(
     provider,
     settings,
     params: { ...failed.params, model: target.model ?? modelOf(failed.settings, failed.params) },
+    // Another provider is asked in the most capable mode again.
+    outputMode: undefined,
   };
 }
 
@@ -155,9 +164,16 @@ export async function governedCompletion(
       result = await provider.complete({
         ...providerRequest,
         params: { ...llm.params, model, max_tokens: admission.maxTokens },
+        outputMode: llm.outputMode ?? 'tools',
       });
     } catch (error) {
       if (ctx.interrupted()) return undefined;
+      if (error instanceof ContextLengthExceeded) throw error;
+      const downgraded = error instanceof OutputModeRefused ? downgrade(ctx, llm, model, error) : undefined;
+      if (downgraded !== undefined) {
+        llm = downgraded;
+        continue;
+      }
       if (llm.settings.inferenceBroker !== undefined && statusOf(error) === 401) ctx.refuseBrokerKey(llm.settings);
       const next = await nextProvider(ctx, llm, admission.tier, hop + 1, error);
       if (next === undefined) throw lastFailure(error);
@@ -181,6 +197,30 @@ export async function governedCompletion(
     if (ctx.interrupted()) return undefined;
     return { ...result, costUsd };
   }
+}
+
+/** The next output mode after `refused` (kept by the run), `llm.mode_downgraded`; undefined past the last. */
+function downgrade(
+  ctx: GovernedCallContext,
+  llm: RunLlm,
+  model: string,
+  refused: OutputModeRefused,
+): RunLlm | undefined {
+  const from = refused.mode;
+  const to = OUTPUT_MODES[OUTPUT_MODES.indexOf(from) + 1];
+  if (to === undefined) return undefined;
+  ctx.emit?.('llm.mode_downgraded', {
+    Identity: ctx.quad,
+    Model: model,
+    FromMode: from,
+    ToMode: to,
+    From: RESPONSE_FORMAT_OF[from],
+    To: RESPONSE_FORMAT_OF[to],
+    Reason: refused.message.slice(0, 500),
+    OccurredAt: occurredAt(),
+  });
+  ctx.llm.outputMode = to;
+  return { ...llm, outputMode: to };
 }
 
 /** The run's provider, with its inference broker's key when its settings name one (the broker caches it). */

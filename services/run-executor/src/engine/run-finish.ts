@@ -6,6 +6,7 @@ import type { Logger } from '@ars/telemetry';
 import type { TaskRecord } from '../domain/task.ts';
 import type { RunStateRepository, TerminalOutcome } from '../store/run-state.repository.ts';
 import type { TaskRepository } from '../store/task.repository.ts';
+import { runCompletionHook } from './completion-hook.ts';
 import { closeControlInbox } from './controls.ts';
 import { occurredAt } from './run-events.ts';
 import type { RunEvents } from './run-events.ts';
@@ -180,6 +181,8 @@ export async function finishRun(run: RunState, outcome: TerminalOutcome, answer?
   if (run.signals.terminated) return;
   run.signals.assertLease();
   run.signals.markTerminated();
+  // Read now: controls queued behind this point meet a terminated run and are rejected `run_ended`.
+  const dropped = run.controlsQueued;
   // Its last call's cost goes out now, before the end can be seen (a completion also waits for it: run-step).
   run.costs.sendHeld();
   run.events.seal();
@@ -198,14 +201,35 @@ export async function finishRun(run: RunState, outcome: TerminalOutcome, answer?
         .resolveAllPauses(run.taskId, 'ended', occurredAt())
         .catch((e: unknown) => run.log.warn({ err: e }, 'open pauses not ended; the redelivered run ends them'));
     }
+    if (outcome.status === 'cancelled' && run.signals.cancel?.hard === true) {
+      const cancelled = { RunID: run.taskId, CancelledAt: Date.now(), DroppedEnvelopeCount: dropped };
+      run.events.emit('runtime.run_cancelled', cancelled, `${run.taskId}:runtime.run_cancelled`);
+    }
     const { type, payload } = terminalEvent(run.taskId, outcome);
     const flushed = run.events
       .flush()
       .catch((e: unknown) => run.log.warn({ err: e }, 'run events were not all stored'));
     await Promise.all([flushed, run.events.emitNow(type, payload, terminalEventId(run.taskId))]);
-    await afterTerminal(run, outcome, answer);
+    await Promise.all([afterTerminal(run, outcome, answer), completionHook(run, outcome, answer)]);
   }
   await runStates.remove(run.taskId);
+}
+
+/** The agent's completion hook, once the terminal event is stored; only the run that won `markTerminal` gets here. */
+function completionHook(run: RunState, outcome: TerminalOutcome, answer: string | undefined): Promise<void> {
+  if (run.completionHook === undefined) return Promise.resolve();
+  const hookRun = {
+    taskId: run.taskId,
+    owner: run.owner,
+    outcome: outcome.status,
+    answer,
+    transcript: run.checkpoint.messages,
+  };
+  return runCompletionHook(run.completionHook, hookRun, {
+    emit: (type, payload, eventId) => run.events.emitNow(type, payload, eventId),
+    timeoutMs: run.deps.settings.completionHookTimeoutMs,
+    log: run.log,
+  });
 }
 
 async function afterTerminal(run: RunState, outcome: TerminalOutcome, answer: string | undefined): Promise<void> {

@@ -18,6 +18,7 @@ import type { RunExit } from './run-signals.ts';
 import { createRunState } from './run-state.ts';
 import type { RunDeps, RunState } from './run-state.ts';
 import { runStep } from './run-step.ts';
+import { runtimeErrorEventId, runtimeErrorPayload } from './runtime-error.ts';
 
 /**
  * One run on this executor: claim, planner steps, controls' effects, and
@@ -114,6 +115,13 @@ async function fail(run: RunState | undefined, signals: RunSignals, log: Logger,
       return signals.exit();
     }
     log[code === RUN_ERROR_CODES.internal ? 'error' : 'warn']({ err: error, errorCode: code }, 'run failed');
+    if (code === RUN_ERROR_CODES.internal) {
+      run.events.emit(
+        'runtime.error',
+        runtimeErrorPayload(error, run.checkpoint.step),
+        runtimeErrorEventId(run.taskId),
+      );
+    }
     await finishRun(run, { status: 'failed', error_code: code });
     return signals.exit();
   } catch (again) {
@@ -184,6 +192,7 @@ function restore(run: RunState, saved: RunStateRecord): void {
     pending_call: saved.pending_call ?? null,
     inputs_consumed: saved.inputs_consumed ?? 0,
     cost_usd: saved.cost_usd ?? 0,
+    ...(saved.repairs === undefined ? {} : { repairs: saved.repairs }),
   };
   if (saved.cancel !== undefined) run.signals.restoreCancel({ ...saved.cancel, hard: false });
 }

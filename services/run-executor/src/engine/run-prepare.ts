@@ -66,6 +66,9 @@ export async function prepareRun(run: RunState): Promise<PreparedRun | undefined
   key.catch(() => undefined);
   const tools = await runToolRegistry(run, agent);
   if (tools === undefined) return undefined;
+  if (agent.completionHook !== undefined) {
+    run.completionHook = { name: agent.completionHook, tool: tools.get(agent.completionHook) };
+  }
   const apiKey = await key;
   const exposed = exposedTools(tools, agent);
   const [artifacts] = await Promise.all([
@@ -169,5 +172,6 @@ function callContext(run: RunState, agent: AgentRunConfig, llm: RunLlm): Governe
     takeHeldCost: () => run.costs.take(),
     brokerKey: (settings) => run.deps.credentials.key(asker, settings),
     refuseBrokerKey: (settings) => run.deps.credentials.invalidate(asker, settings),
+    emit: (type, payload) => run.events.emit(type, payload),
   };
 }

@@ -12,6 +12,7 @@ import type { ArtifactIo } from '../tools/artifact-io.ts';
 import type { McpToolHost } from '../tools/mcp-tools.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { AgentConfigResolver } from './agent-config.ts';
+import type { CompletionHook } from './completion-hook.ts';
 import type { EngineSettings } from './engine-config.ts';
 import type { EventPipeline } from './event-pipeline.ts';
 import type { Governance } from './governance.ts';
@@ -125,6 +126,10 @@ export interface RunState {
   inbox: RunInbox | undefined;
   /** The control chain: controls are applied one at a time, in arrival order. */
   controls: Promise<void>;
+  /** Controls the inbox accepted whose application has not begun (what a hard cancel drops: runtime.run_cancelled). */
+  controlsQueued: number;
+  /** The agent's completion hook, set when the run is prepared; run once its terminal event is out. */
+  completionHook: CompletionHook | undefined;
 }
 
 /** Creates the state of a claimed `task` (no checkpoint restored yet). */
@@ -162,5 +167,7 @@ export function createRunState(task: TaskRecord, deps: RunDeps, signals: RunSign
     pausesOpened: false,
     inbox: undefined,
     controls: Promise.resolve(),
+    controlsQueued: 0,
+    completionHook: undefined,
   };
 }

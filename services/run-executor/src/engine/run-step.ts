@@ -1,3 +1,4 @@
+import { ContextLengthExceeded } from '../providers/provider.ts';
 import type { Decision, CompletionResult } from '../providers/provider.ts';
 import { isAuthRequired } from '../tools/mcp-output.ts';
 import { invokeWithPolicy } from '../tools/registry.ts';
@@ -7,21 +8,22 @@ import type { ToolDefinition } from '../tools/tool.ts';
 import { awaitApproval } from './approval.ts';
 import { awaitAuthorization } from './auth-wait.ts';
 import { createChunkStream } from './chunk-stream.ts';
-import { governedCompletion } from './llm-call.ts';
+import { governedCompletion, ProviderFailure } from './llm-call.ts';
 import { refreshMemory } from './run-prepare.ts';
 import type { PreparedRun } from './run-prepare.ts';
 import {
   checkToolCall,
   DECISION_KINDS,
   inputMessages,
-  promptMessages,
   RUN_ERROR_CODES,
-  systemPrompt,
   toolCallMessage,
   toolResultMessage,
 } from './planner.ts';
+import { resetRepair } from './repair.ts';
+import { fitContext, stepPrompt } from './run-context.ts';
 import { occurredAt } from './run-events.ts';
 import { finishRun } from './run-finish.ts';
+import { repairInvalidCall, withoutExtraFields } from './run-repair.ts';
 import type { RunState } from './run-state.ts';
 import { callRecord } from './tool-call-reporter.ts';
 import type { CallOutcome } from './tool-call-reporter.ts';
@@ -32,7 +34,9 @@ import type { CallOutcome } from './tool-call-reporter.ts';
  * record the step's cost
  * (`recordStep`, then `llm.cost.recorded`) and the decision
  * (`planner.decision`), then either finish or call the tool: invalid
- * arguments are reported and fed back, a gated tool waits for approval, an
+ * arguments are reported and fed back with repair guidance (`run-repair.ts`,
+ * bounded), a prompt over the context window first compresses the
+ * trajectory (`run-context.ts`), a gated tool waits for approval, an
  * unsafe call's intent is checkpointed before it starts, attempts follow the
  * tool's retry policy. An MCP call the host refuses `auth_required` (its
  * grant revoked or expired) waits for the user to authorize the server
@@ -50,7 +54,7 @@ export async function runStep(run: RunState, prepared: PreparedRun): Promise<voi
     run.checkpoint.inputs_consumed = run.context.length;
   }
   const stepNo = run.checkpoint.step + 1;
-  const result = await complete(run, prepared, stepNo);
+  const result = await fittedCompletion(run, prepared, stepNo);
   if (result === undefined) return;
   const { decision } = result;
   // No later call will carry the cost of the last one: it goes out alongside the step's recording.
@@ -73,7 +77,32 @@ export async function runStep(run: RunState, prepared: PreparedRun): Promise<voi
     await finishRun(run, { status: 'complete', notify_on_complete: false }, decision.answer);
     return;
   }
-  await toolStep(run, prepared, decision, result.reasoning, stepNo);
+  await toolStep(run, prepared, withoutExtraFields(run, prepared, decision), result.reasoning, stepNo, result.model);
+}
+
+/**
+ * The step's call on a prompt that fits the context window; a provider
+ * refusing it `context_length_exceeded` has the trajectory compressed and is
+ * asked once more (refused again: `llm_error`). `undefined` when the run
+ * ended or was interrupted.
+ */
+async function fittedCompletion(
+  run: RunState,
+  prepared: PreparedRun,
+  stepNo: number,
+): Promise<CompletionResult | undefined> {
+  if (!(await fitContext(run, prepared))) return undefined;
+  try {
+    return await complete(run, prepared, stepNo);
+  } catch (error) {
+    if (!(error instanceof ContextLengthExceeded)) throw error;
+    if (!(await fitContext(run, prepared, true))) return undefined;
+  }
+  try {
+    return await complete(run, prepared, stepNo);
+  } catch (error) {
+    throw error instanceof ContextLengthExceeded ? new ProviderFailure(error) : error;
+  }
 }
 
 /** One streamed, governed provider call; `undefined` when a cancellation or drain interrupted it. */
@@ -105,8 +134,7 @@ async function complete(run: RunState, prepared: PreparedRun, stepNo: number): P
         step: run.checkpoint.step,
         query: run.task.query,
         goal: run.task.goal,
-        system: systemPrompt(prepared.agent.system, run.task.goal, [prepared.memoryText, prepared.artifactsText]),
-        messages: promptMessages(prepared.history, run.task.query, run.checkpoint.messages),
+        ...stepPrompt(run, prepared),
         tools: prepared.specs,
         signal,
         onChunk: (delta, kind) => chunks.push(delta, kind),
@@ -159,6 +187,7 @@ async function toolStep(
   decision: Extract<Decision, { kind: 'tool_call' }>,
   reasoning: string,
   stepNo: number,
+  model: string,
 ): Promise<void> {
   const check = checkToolCall(decision, prepared.exposed);
   run.checkpoint.messages.push(toolCallMessage(decision, reasoning));
@@ -175,10 +204,16 @@ async function toolStep(
       const outcome = { outcome: 'invalid_args', approvalRequested: false, attempts: 0, durationMs: 0 } as const;
       run.deps.toolCalls.record(run.owner, callRecord(known, { ...outcome, args: decision.args }));
     }
-    recordResult(run, decision.callId, decision.tool, stepNo, { ok: false, error: check.error, attempts: 0 });
-    await checkpoint(run);
+    const feedback = await repairInvalidCall(run, prepared, decision, check.error, model);
+    recordResult(run, decision.callId, decision.tool, stepNo, {
+      ok: false,
+      error: feedback ?? check.error,
+      attempts: 0,
+    });
+    if (feedback !== undefined) await checkpoint(run);
     return;
   }
+  run.checkpoint.repairs = resetRepair(run.checkpoint.repairs);
   const { tool, args } = check;
   const gated = tool.approval.mode === 'always';
   if (gated) {

@@ -5,6 +5,7 @@ import type { ToolDefinition } from '../tools/tool.ts';
 import { AgentConfigRefused } from './agent-config.ts';
 import type { AgentRunConfig } from './agent-config.ts';
 import { authorizedCatalogue } from './auth-wait.ts';
+import { occurredAt } from './run-events.ts';
 import type { RunState } from './run-state.ts';
 
 /**
@@ -45,10 +46,31 @@ export async function runToolRegistry(run: RunState, agent: AgentRunConfig): Pro
   for (const tool of mcpTools) {
     if (run.deps.tools.get(tool.name) !== undefined) {
       run.log.warn({ tool: tool.name, server: tool.source }, 'MCP tool left out: a built-in tool has its name');
+      reportCollision(run, tool.name, sourceOf(tool));
     }
   }
   // The policies recorded with the configuration: a redelivered run is gated as its first claim was.
   return run.deps.tools.forRun(mcpTools, { ...catalogue.approval_policies, ...agent.approvalPolicies });
+}
+
+/**
+ * `planner.tool_declaration_collision`: the built-in is kept, the MCP tool
+ * dropped. Once per run: at the first claim only, under a fixed event id
+ * (a redelivery before the first checkpoint publishes a copy the stream drops).
+ */
+function reportCollision(run: RunState, name: string, server: string): void {
+  if (run.checkpoint.step > 0) return;
+  run.events.emit(
+    'planner.tool_declaration_collision',
+    {
+      Identity: run.events.quad,
+      DeclaredName: name,
+      DeclaredTool: `builtin:${name}`,
+      DroppedTool: `${server}:${name}`,
+      OccurredAt: occurredAt(),
+    },
+    `${run.taskId}:tool-collision:${server}:${name}`,
+  );
 }
 
 async function fetchCatalogue(run: RunState, agentId: string) {

@@ -1,13 +1,15 @@
 import { OpenAI } from 'openai';
-import { abortError, estimateTokens } from './provider.ts';
+import { abortError, ContextLengthExceeded, estimateTokens, OutputModeRefused } from './provider.ts';
 import type {
   ChatMessage,
   CompletionRequest,
   CompletionResult,
   Decision,
   LlmProvider,
+  OutputMode,
   TokenUsage,
 } from './provider.ts';
+import { decisionInstruction, parseTextDecision } from './text-decision.ts';
 
 /**
  * The `openai` provider: any OpenAI-compatible chat-completions server
@@ -21,6 +23,12 @@ import type {
  * (`content_filter`) throws too; one that reached `max_tokens` (`length`) is
  * the model's answer up to that cap, and a tool call cut there has arguments
  * that do not parse (`tool.invalid_args`, fed back to the model).
+ *
+ * Output modes: `tools` sends the tools natively; `json` and `text` describe
+ * them in the system prompt and read the answer's JSON object back
+ * (`text-decision.ts`), `json` under `response_format: json_object`. A 400
+ * refusing tools or the response format throws {@link OutputModeRefused}; a
+ * 400 with `code: context_length_exceeded` throws {@link ContextLengthExceeded}.
  */
 
 type MessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -192,16 +200,25 @@ function requestBody(
   model: string,
 ): OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming {
   const { params } = request;
-  const tools: ToolParam[] = request.tools.map((t) => ({
-    type: 'function',
-    function: { name: t.name, description: t.description, parameters: t.parameters },
-  }));
+  const mode = request.outputMode ?? 'tools';
+  const tools: ToolParam[] =
+    mode !== 'tools'
+      ? []
+      : request.tools.map((t) => ({
+          type: 'function',
+          function: { name: t.name, description: t.description, parameters: t.parameters },
+        }));
+  const system =
+    mode === 'tools'
+      ? request.system
+      : [request.system, decisionInstruction(request.tools)].filter(Boolean).join('\n\n');
   return {
     model,
-    messages: toWireMessages(request.system, request.messages),
+    messages: toWireMessages(system, request.messages),
     stream: true,
     stream_options: { include_usage: true },
     ...(tools.length > 0 ? { tools } : {}),
+    ...(mode === 'json' ? { response_format: { type: 'json_object' as const } } : {}),
     ...(params.temperature === undefined ? {} : { temperature: params.temperature }),
     ...(params.top_p === undefined ? {} : { top_p: params.top_p }),
     ...(params.max_tokens === undefined ? {} : { max_tokens: params.max_tokens }),
@@ -255,12 +272,15 @@ async function readStream(
 function resultOf(request: CompletionRequest, model: string, read: StreamRead): CompletionResult {
   const { content, reasoning } = read;
   const first = read.calls.find((c) => c !== undefined && c.name !== '');
+  const callId = `call_${request.step + 1}`;
   const decision: Decision =
     first === undefined
-      ? { kind: 'finish', answer: content }
+      ? (request.outputMode ?? 'tools') === 'tools'
+        ? { kind: 'finish', answer: content }
+        : parseTextDecision(content, callId)
       : {
           kind: 'tool_call',
-          callId: first.id === '' ? `call_${request.step + 1}` : first.id,
+          callId: first.id === '' ? callId : first.id,
           tool: first.name,
           args: parseArgs(first.args),
           rawArgs: first.args,
@@ -278,6 +298,26 @@ function resultOf(request: CompletionRequest, model: string, read: StreamRead): 
     costUsd: 0,
     contextWindowTokens: 0,
   };
+}
+
+const TOOLS_REFUSED =
+  /\b(tools?|tool_choice|function[ _]?call(?:ing|s)?)\b.*\b(not supported|unsupported|does not support)\b|\b(not support|does not support|unsupported)\b.*\b(tools?|function[ _]?call(?:ing|s)?)\b/i;
+const FORMAT_REFUSED = /\bresponse_format\b|\bjson[_ ](object|schema|mode)\b/i;
+
+/**
+ * What a 400 means for the run: the context window overflowed, or the mode
+ * the call asked for (`tools`: native tool calls; `json`: the response
+ * format) is refused; undefined for any other error.
+ */
+export function refusalOf(error: unknown, mode: OutputMode): Error | undefined {
+  if (!(error instanceof OpenAI.APIError) || error.status !== 400) return undefined;
+  const message = error.message;
+  if (error.code === 'context_length_exceeded') return new ContextLengthExceeded(message);
+  if (mode === 'tools' && (error.code === 'tools_not_supported' || TOOLS_REFUSED.test(message))) {
+    return new OutputModeRefused(mode, message);
+  }
+  if (mode === 'json' && FORMAT_REFUSED.test(message)) return new OutputModeRefused(mode, message);
+  return undefined;
 }
 
 /** Creates an OpenAI-compatible provider. */
@@ -313,7 +353,7 @@ export function createOpenAiProvider(settings: OpenAiSettings): LlmProvider {
         }
         return resultOf(request, model, read);
       } catch (error) {
-        throw stopped() ?? error;
+        throw stopped() ?? refusalOf(error, request.outputMode ?? 'tools') ?? error;
       } finally {
         deadline.clear();
       }

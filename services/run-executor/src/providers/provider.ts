@@ -71,6 +71,41 @@ export interface CompletionRequest {
   readonly signal: AbortSignal;
   /** Receives each streamed piece as it arrives. */
   readonly onChunk: (delta: string, kind: ChunkKind) => void;
+  /** How the model is asked to decide (see {@link OUTPUT_MODES}). @default 'tools' */
+  readonly outputMode?: OutputMode | undefined;
+}
+
+/**
+ * How a model states its decision, most capable first: native tool calls;
+ * a JSON object under a JSON response format; a JSON object in plain text,
+ * found by a parser. A provider that refuses a mode is asked again in the next.
+ */
+export const OUTPUT_MODES = ['tools', 'json', 'text'] as const;
+export type OutputMode = (typeof OUTPUT_MODES)[number];
+
+/** The response format kind (`llm.mode_downgraded` From/To) each output mode asks for. */
+export const RESPONSE_FORMAT_OF: Readonly<Record<OutputMode, string>> = {
+  tools: 'text',
+  json: 'json_object',
+  text: 'text',
+};
+
+/** The provider refused the output mode (tool calls, or a JSON response format) this call asked for. */
+export class OutputModeRefused extends Error {
+  readonly mode: OutputMode;
+  constructor(mode: OutputMode, message: string) {
+    super(message);
+    this.name = 'OutputModeRefused';
+    this.mode = mode;
+  }
+}
+
+/** The provider refused the prompt as longer than the model's context window (`context_length_exceeded`). */
+export class ContextLengthExceeded extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ContextLengthExceeded';
+  }
 }
 
 export type Decision =

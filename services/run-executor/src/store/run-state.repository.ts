@@ -68,6 +68,8 @@ export interface RunStateRecord extends Owner {
   /** How many entries of the task's `context` (inject_context, user_message) are already in `messages`. */
   inputs_consumed: number;
   cost_usd: number;
+  /** The planner's repairs of invalid tool calls (absent: none yet). */
+  repairs?: RepairCounter;
   terminal?: TerminalOutcome;
   answer?: string;
   cancel?: CancelMarker;
@@ -75,10 +77,18 @@ export interface RunStateRecord extends Owner {
   updated_at: string;
 }
 
+/** Invalid tool calls fed back to the model: consecutive ones (reset by a valid call) and the run's total. */
+export interface RepairCounter {
+  consecutive: number;
+  total: number;
+  /** The validation errors of the consecutive ones, oldest first. */
+  reasons: string[];
+}
+
 /** The part of a checkpoint one planner step rewrites. */
 export type Checkpoint = Pick<
   RunStateRecord,
-  'step' | 'messages' | 'completed_calls' | 'pending_call' | 'inputs_consumed' | 'cost_usd'
+  'step' | 'messages' | 'completed_calls' | 'pending_call' | 'inputs_consumed' | 'cost_usd' | 'repairs'
 >;
 
 interface ControlReceipt extends Owner {

@@ -139,6 +139,8 @@ describe('openai provider', () => {
       'llm.completion.chunk',
       'control.received',
       'control.applied',
+      // A hard cancel reports the controls it dropped (none here) before the terminal event.
+      'runtime.run_cancelled',
       'task.cancelled',
     ]);
   });

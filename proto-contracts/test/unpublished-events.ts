@@ -1,0 +1,104 @@
+/**
+ * Event types of the registry that no production code publishes yet, each with
+ * the docs/decisions.md heading that explains why and the issue that will
+ * publish it (`null`: no issue plans a publisher). `event-publishers.test.ts`
+ * holds this table against the sources: a type published since must leave it.
+ */
+export interface UnpublishedEvent {
+  readonly reason: string;
+  /** The `### ` heading in docs/decisions.md that records the decision. */
+  readonly decision: string;
+  readonly issue: number | null;
+}
+
+const WITHOUT_PUBLISHER = 'Events without a publisher yet';
+
+const group = (
+  issue: number | null,
+  reason: string,
+  types: readonly string[],
+  decision = WITHOUT_PUBLISHER,
+): [string, UnpublishedEvent][] => types.map((type) => [type, { reason, decision, issue }]);
+
+/** type → why it has no publisher. */
+export const UNPUBLISHED_EVENTS: ReadonlyMap<string, UnpublishedEvent> = new Map([
+  ...group(null, 'the spec registers it with no production emit path (reserved)', [
+    'planner.error',
+    'planner.finish',
+    'runtime.warning',
+  ]),
+  ...group(27, 'the agent fleet (agents.* methods) is not built; they answer unimplemented', [
+    'agent.registered',
+    'agent.restarted',
+    'agent.deregistered',
+    'agent.health',
+    'agent.drained',
+    'agent.force_stopped',
+    'agent.paused',
+    'agent.restart_requested',
+  ]),
+  ...group(27, 'flows (flows.* methods) are not built; they answer unimplemented', [
+    'flow.budget_exceeded',
+    'flows.page_viewed',
+    'flows.run_invoked',
+  ]),
+  ...group(31, 'task groups are not built yet; flows and parallel tool use build on them', [
+    'task.group_created',
+    'task.group_sealed',
+    'task.group_resolved',
+    'task.group_cancelled',
+  ]),
+  ...group(31, 'mid-run patches and background acknowledgement are not built yet', [
+    'task.patch_applied',
+    'task.patch_rejected',
+    'task.background_acknowledged',
+  ]),
+  ...group(31, 'secret- and artifact-shaped prompt content is not yet caught at its site', ['llm.context_leak']),
+  ...group(31, 'multimodal inputs are resolved at start but not yet materialized for a provider', [
+    'llm.image.materialized',
+    'llm.provider_file.uploaded',
+  ]),
+  ...group(27, "an agent's MCP connections are paused and resumed with the agent by fleet control (agents.pause)", [
+    'mcp.connection.paused',
+    'mcp.connection.resumed',
+  ]),
+  ...group(31, 'artifacts are not yet passed to MCP servers as tool arguments (with the multimodal inputs)', [
+    'mcp.artifact_egressed',
+  ]),
+  ...group(null, 'no development-time draft workspace: agents are edited through the agent_config.* setters', [
+    'dev.draft.created',
+    'dev.draft.discarded',
+    'dev.draft.previewed',
+    'dev.draft.saved',
+    'dev.draft.updated',
+  ]),
+  ...group(null, 'no notifier derives notifications from their origin events; clients subscribe to the origin events', [
+    'notification.auth_required',
+    'notification.governance_budget_exceeded',
+    'notification.identity_rejected',
+    'notification.pause_requested',
+    'notification.task_completed',
+    'notification.task_failed',
+    'notification.task_group_cancelled',
+    'notification.task_group_resolved',
+    'notification.tool_approval_requested',
+  ]),
+  ...group(null, 'NATS carries events between nodes; no event wraps a bus envelope', ['distributed.bus_envelope']),
+]);
+
+/**
+ * Types published through a template literal (`mcp.connection.${event}`): the
+ * file that publishes them and the template it must still contain.
+ */
+export const TEMPLATE_PUBLISHERS: readonly { types: readonly string[]; file: string; template: string }[] = [
+  {
+    types: [
+      'mcp.connection.pending',
+      'mcp.connection.failed',
+      'mcp.connection.reattached',
+      'mcp.connection.reattach_failed',
+    ],
+    file: 'services/agent-registry/src/mcp/pool.ts',
+    template: '`mcp.connection.${event}`',
+  },
+];
