@@ -42,18 +42,6 @@ export const UNPUBLISHED_EVENTS: ReadonlyMap<string, UnpublishedEvent> = new Map
     'flows.page_viewed',
     'flows.run_invoked',
   ]),
-  ...group(31, 'task groups are not built yet; flows and parallel tool use build on them', [
-    'task.group_created',
-    'task.group_sealed',
-    'task.group_resolved',
-    'task.group_cancelled',
-  ]),
-  ...group(31, 'mid-run patches and background acknowledgement are not built yet', [
-    'task.patch_applied',
-    'task.patch_rejected',
-    'task.background_acknowledged',
-  ]),
-  ...group(31, 'secret- and artifact-shaped prompt content is not yet caught at its site', ['llm.context_leak']),
   ...group(31, 'multimodal inputs are resolved at start but not yet materialized for a provider', [
     'llm.image.materialized',
     'llm.provider_file.uploaded',

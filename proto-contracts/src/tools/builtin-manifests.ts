@@ -31,6 +31,10 @@ export const BUILTIN_TOOL_BOUNDS = {
   artifactReadMaxBytes: 4_194_304,
   /** `artifact_write`: largest deployment bound on a stored artifact, in bytes. */
   artifactWriteMaxBytes: 67_108_864,
+  /** `spawn_group`: most child tasks in one group. */
+  groupMaxTasks: 16,
+  /** `spawn_group`: longest child query, in characters. */
+  groupQueryMaxChars: 32_000,
 } as const;
 
 /** A built-in tool's declaration. */
@@ -168,6 +172,27 @@ export const BUILTIN_TOOL_MANIFESTS: readonly BuiltinToolManifest[] = Object.fre
     approval_policy: NEVER,
     tags: [...SERVICE_TAGS, 'artifact', 'unsafe'],
     args: artifactWriteArgs(BUILTIN_TOOL_BOUNDS.artifactWriteMaxBytes),
+  }),
+  manifest({
+    name: 'spawn_group',
+    description: `Runs up to ${BUILTIN_TOOL_BOUNDS.groupMaxTasks} child tasks as a group and waits until every one ended; returns the group completion (each child's status and answer). fail_fast cancels the others once one fails.`,
+    side_effect: 'idempotent',
+    approval_policy: NEVER,
+    tags: ['builtin', 'group'],
+    args: z.strictObject({
+      tasks: z
+        .array(
+          z.strictObject({
+            query: z.string().min(1).max(BUILTIN_TOOL_BOUNDS.groupQueryMaxChars),
+            agent_id: z.string().min(1).max(200).optional(),
+          }),
+        )
+        .min(1)
+        .max(BUILTIN_TOOL_BOUNDS.groupMaxTasks),
+      fail_fast: z.boolean().default(false),
+      retain_turn: z.boolean().default(true),
+      description: z.string().max(1000).default(''),
+    }),
   }),
 ]);
 

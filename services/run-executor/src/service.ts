@@ -9,6 +9,7 @@ import { createRunOverridesRepository } from './store/run-overrides.repository.t
 import { createTaskConfigRepository } from './store/task-config.repository.ts';
 import { createErasedSessionRepository } from './store/erased-session.repository.ts';
 import { createLeaseRepository } from './store/lease.repository.ts';
+import { createTaskGroupRepository } from './store/task-group.repository.ts';
 
 /**
  * The run-executor service: start, the nine steering controls, tasks.*, pause.list, search.tasks, runs.set_overrides and flows.*; runs the planner loop on the RUNS work queue.
@@ -53,6 +54,7 @@ export const runExecutorService = defineService({
       instanceId,
       tasks,
       runStates,
+      groups: createTaskGroupRepository(store),
       runOverrides,
       taskConfigs,
       leases: createLeaseRepository(store),

@@ -13,6 +13,8 @@ import type { InputArtifact, Task, TaskStatus } from '@ars/contracts';
 
 /** The kind of every task `start` creates: a turn of the session. */
 export const FOREGROUND_KIND = 'foreground';
+/** A task that is not a turn of its session: its completion is acknowledged once a later turn takes it up. */
+export const BACKGROUND_KIND = 'background';
 
 /** The currency of `cost_usd` and of the wire cost rollup. */
 export const COST_CURRENCY = 'USD';
@@ -86,6 +88,8 @@ export interface TaskRecord {
   goal: string;
   priority: number;
   parent_task_id?: string;
+  /** The task group this task is a member of (a child a `spawn_group` call spawned). */
+  group_id?: string;
   /** Present only when the caller named an agent (absent: the default agent). */
   agent_id?: string;
   /** The agent revision resolved at start, when one was. */

@@ -1,15 +1,16 @@
 import type { ChatMessage } from '../providers/provider.ts';
 import type { ToolSpec } from '../tools/registry.ts';
+import { encodingOf, messageTokens, textTokens } from './token-estimate.ts';
 
 /**
  * The context window of a step's prompt, pure: the model's window, the
  * prompt's estimated tokens, and the deterministic compression of a run's
  * trajectory when it does not fit.
  *
- * The estimate is 4 characters a token (as `estimateTokens`) over the system
- * prompt, every message's text and tool-call arguments, and the tools' JSON:
- * no tokenizer package is installed (see docs/decisions.md); it over-counts
- * English prose a little and under-counts CJK text.
+ * The estimate counts the system prompt, every message's text and tool-call
+ * arguments, and the tools' JSON: with the model's tokenizer for OpenAI
+ * families (`token-estimate.ts`, cached per message), else at 4 characters a
+ * token; it over-counts English prose a little and under-counts CJK text.
  */
 
 /** Windows of well-known models by name prefix (longest prefix first), in tokens. */
@@ -39,8 +40,19 @@ export function promptBudget(window: number, reserve: number): number {
   return Math.floor(window * (1 - reserve));
 }
 
-/** The estimated tokens of a prompt. */
-export function promptTokens(system: string, messages: readonly ChatMessage[], tools: readonly ToolSpec[]): number {
+/** The estimated tokens of a prompt for `model` (not an OpenAI family's, or absent: 4 characters a token). */
+export function promptTokens(
+  system: string,
+  messages: readonly ChatMessage[],
+  tools: readonly ToolSpec[],
+  model?: string,
+): number {
+  const encoding = model === undefined ? undefined : encodingOf(model);
+  if (encoding !== undefined) {
+    let tokens = textTokens(system, encoding) + (tools.length === 0 ? 0 : textTokens(JSON.stringify(tools), encoding));
+    for (const m of messages) tokens += messageTokens(m, encoding);
+    return tokens;
+  }
   let chars = system.length + (tools.length === 0 ? 0 : JSON.stringify(tools).length);
   for (const m of messages) {
     chars += m.content.length + 4;

@@ -5,6 +5,7 @@ import type { LeaseRepository } from '../store/lease.repository.ts';
 import type { RunOverridesRepository } from '../store/run-overrides.repository.ts';
 import type { RunStateRepository } from '../store/run-state.repository.ts';
 import type { TaskConfigRepository } from '../store/task-config.repository.ts';
+import type { TaskGroupRepository } from '../store/task-group.repository.ts';
 import type { TaskRepository } from '../store/task.repository.ts';
 import { createArtifactIo } from '../tools/artifact-io.ts';
 import { BUILTIN_TOOLS } from '../tools/builtins.ts';
@@ -18,6 +19,7 @@ import { createEventPipeline, createJsPipeline } from './event-pipeline.ts';
 import { createStoredEventIds } from './stored-events.ts';
 import { createGovernance } from './governance.ts';
 import { createInferenceCredentials } from './inference-credentials.ts';
+import { OutputModeMemory } from './output-mode-memory.ts';
 import { createLeaseManager } from './lease.ts';
 import { createMemoryPrompt } from './memory.ts';
 import { createRunConsumer } from './run-consumer.ts';
@@ -25,6 +27,7 @@ import type { RunConsumer } from './run-consumer.ts';
 import { createRun } from './run-loop.ts';
 import type { RunDeps } from './run-state.ts';
 import { createStaleRunSweeper } from './stale-runs.ts';
+import { createSpawnGroupTool } from './task-groups.ts';
 import { createToolCallReporter } from './tool-call-reporter.ts';
 import { createWorkQueue } from './work-queue.ts';
 
@@ -43,6 +46,7 @@ export interface EngineOptions {
   readonly instanceId: string;
   readonly tasks: TaskRepository;
   readonly runStates: RunStateRepository;
+  readonly groups: TaskGroupRepository;
   readonly runOverrides: RunOverridesRepository;
   readonly taskConfigs: TaskConfigRepository;
   readonly leases: LeaseRepository;
@@ -55,6 +59,9 @@ export interface Engine {
   /** Drains (see the run consumer) and releases the engine's subscriptions and timers. */
   stop(): Promise<void>;
 }
+
+/** How often a run waiting on a task group reads its members' state, in ms. */
+const GROUP_POLL_MS = 100;
 
 /** Starts claiming runs. */
 export async function startEngine(options: EngineOptions): Promise<Engine> {
@@ -90,6 +97,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       ),
   });
   const toolCalls = createToolCallReporter({ rpc, logger, timeoutMs });
+  const { tasks, runStates, groups, publisher } = options;
+  const spawnGroup = createSpawnGroupTool({ bus, publisher, tasks, runStates, groups, pollMs: GROUP_POLL_MS });
   const deps: RunDeps = {
     bus,
     pipeline,
@@ -97,7 +106,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     logger,
     tasks: options.tasks,
     runStates: options.runStates,
-    tools: createToolRegistry([...BUILTIN_TOOLS, ...serviceTools], settings.approvalOverrides),
+    groups,
+    tools: createToolRegistry([...BUILTIN_TOOLS, ...serviceTools, spawnGroup], settings.approvalOverrides),
     mcp: createMcpToolHost({
       rpc,
       logger,
@@ -122,6 +132,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     memory: createMemoryPrompt({ rpc, logger, timeoutMs }),
     artifacts,
     settings,
+    outputModes: new OutputModeMemory(),
   };
   const consumer = createRunConsumer({
     bus,

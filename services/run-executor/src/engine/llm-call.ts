@@ -12,6 +12,7 @@ import type {
 import { modelOf, providerFor, providerName } from '../providers/select.ts';
 import type { EngineSettings } from './engine-config.ts';
 import { LlmCallRefused } from './governance.ts';
+import type { OutputModeMemory } from './output-mode-memory.ts';
 import { occurredAt } from './run-events.ts';
 import type { Admission, CostRecord, FailoverTarget, Governance, RunQuad } from './governance.ts';
 
@@ -34,7 +35,9 @@ import type { Admission, CostRecord, FailoverTarget, Governance, RunQuad } from 
  *    a provider error asks `_governance.failover` for the
  *    next provider of the tier's chain (its key from
  *    `_governance.provider_key`), admits again and retries there; the run
- *    keeps the provider it failed over to for its later steps;
+ *    keeps the provider it failed over to for its later steps; a model
+ *    refusing an output mode is asked in the next one (`llm.mode_downgraded`),
+ *    and the executor remembers it for later runs (`output-mode-memory.ts`);
  * 4. the cost, with `call_id = <run>:<step>:<attempt>:<claim>`, is held by the run
  *    (`holdCost`) for the next call's admission to carry; the run sends it
  *    by `_governance.record_cost` itself when no admission takes it soon,
@@ -93,6 +96,8 @@ export interface GovernedCallContext {
   refuseBrokerKey(settings: ProviderSettings): void;
   /** Publishes one of the run's events (`llm.mode_downgraded`). */
   emit?(type: string, payload: Record<string, unknown>): void;
+  /** Downgrades remembered across runs (absent: each run starts at `tools`). */
+  readonly modes?: OutputModeMemory | undefined;
 }
 
 /** Failovers one call may take, whatever the chain says. */
@@ -146,6 +151,8 @@ export async function governedCompletion(
 ): Promise<CompletionResult | undefined> {
   await ctx.settleCost();
   let held = ctx.takeHeldCost();
+  // A model another run downgraded is asked in the mode that worked (no llm.mode_downgraded again).
+  ctx.llm.outputMode ??= recalledMode(ctx, ctx.llm);
   let llm = ctx.llm;
   let hop = 0;
   for (let attempt = 1; ; attempt++) {
@@ -178,9 +185,9 @@ export async function governedCompletion(
       const next = await nextProvider(ctx, llm, admission.tier, hop + 1, error);
       if (next === undefined) throw lastFailure(error);
       hop = next.hop;
-      llm = next.llm;
+      llm = { ...next.llm, outputMode: recalledMode(ctx, next.llm) };
       // The run stays on the provider it failed over to.
-      Object.assign(ctx.llm, next.llm);
+      Object.assign(ctx.llm, llm);
       continue;
     }
     const costUsd = costOf(result, ctx.settings.llmPrices);
@@ -220,7 +227,12 @@ function downgrade(
     OccurredAt: occurredAt(),
   });
   ctx.llm.outputMode = to;
+  ctx.modes?.remember({ settings: llm.settings, model }, to);
   return { ...llm, outputMode: to };
+}
+
+function recalledMode(ctx: GovernedCallContext, llm: RunLlm): OutputMode | undefined {
+  return ctx.modes?.recall({ settings: llm.settings, model: modelOf(llm.settings, llm.params) });
 }
 
 /** The run's provider, with its inference broker's key when its settings name one (the broker caches it). */

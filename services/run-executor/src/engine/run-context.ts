@@ -36,7 +36,7 @@ export async function fitContext(run: RunState, prepared: PreparedRun, refused =
   const window = contextWindowOf(model, settings.contextWindowTokens);
   const { system } = stepPrompt(run, prepared);
   const estimate = (trajectory: readonly ChatMessage[]): number =>
-    promptTokens(system, promptMessages(prepared.history, run.task.query, trajectory), prepared.specs);
+    promptTokens(system, promptMessages(prepared.history, run.task.query, trajectory), prepared.specs, model);
   const tokens = estimate(run.checkpoint.messages);
   const budget = promptBudget(window, settings.contextReserve);
   if (!refused && tokens <= budget) return true;

@@ -3,6 +3,7 @@ import type { VerifiedIdentity } from '@ars/contracts';
 import { ControlDeliveryError, requestControl } from '@ars/bus';
 import type { Bus } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
+import { BACKGROUND_KIND } from '../domain/task.ts';
 import type { TaskRecord } from '../domain/task.ts';
 import type { RunStateRepository, TerminalOutcome } from '../store/run-state.repository.ts';
 import type { TaskRepository } from '../store/task.repository.ts';
@@ -93,7 +94,8 @@ export async function republishTerminal(
 
 /** Adds a completed run's query and answer to its session's earlier turns (the prompts of its later runs). */
 function recordTurn(runStates: RunStateRepository, task: TaskRecord, answer: string): Promise<void> {
-  const turn = { task_id: task.task_id, query: task.query, answer, at: occurredAt() };
+  const background = task.kind === BACKGROUND_KIND ? { background: true } : {};
+  const turn = { task_id: task.task_id, query: task.query, answer, at: occurredAt(), ...background };
   return runStates.appendSessionTurn({ tenant: task.tenant, user: task.user, session: task.session }, turn);
 }
 
@@ -146,20 +148,32 @@ export async function cascadeCancel(
     { limit: 500 },
   );
   const reason = `parent task ${parent.task_id} was cancelled`;
-  await Promise.all(
-    page.items.map(async (child) => {
-      const envelope: CascadeEnvelope = {
-        method: 'cancel',
-        payload: { hard },
-        event_id: `cascade:${parent.task_id}`,
-        cascade: { parent_task_id: parent.task_id, reason },
-      };
-      if (await requestInbox(deps.bus, child.task_id, envelope)) return;
-      const owner = { tenant: child.tenant, user: child.user, session: child.session };
-      await deps.runStates.markCancel(child.task_id, owner, { reason, cascaded: true });
-      await requestInbox(deps.bus, child.task_id, envelope);
-    }),
-  ).catch((error: unknown) => deps.logger.warn({ err: error, taskId: parent.task_id }, 'cancel cascade incomplete'));
+  await Promise.all(page.items.map((child) => cancelChild(deps, parent.task_id, child, { reason, hard }))).catch(
+    (error: unknown) => deps.logger.warn({ err: error, taskId: parent.task_id }, 'cancel cascade incomplete'),
+  );
+}
+
+/**
+ * Cancels one child of run `parentTaskId` with Cascaded true: on its live
+ * inbox, else by a marker in its run state applied when it is claimed (the
+ * inbox is asked once more after the marker, in case it opened meanwhile).
+ */
+export async function cancelChild(
+  deps: { readonly bus: Bus; readonly runStates: RunStateRepository },
+  parentTaskId: string,
+  child: TaskRecord,
+  { reason, hard }: { readonly reason: string; readonly hard: boolean },
+): Promise<void> {
+  const envelope: CascadeEnvelope = {
+    method: 'cancel',
+    payload: { hard },
+    event_id: `cascade:${parentTaskId}`,
+    cascade: { parent_task_id: parentTaskId, reason },
+  };
+  if (await requestInbox(deps.bus, child.task_id, envelope)) return;
+  const owner = { tenant: child.tenant, user: child.user, session: child.session };
+  await deps.runStates.markCancel(child.task_id, owner, { reason, cascaded: true });
+  await requestInbox(deps.bus, child.task_id, envelope);
 }
 
 /** The identity a run acts as toward other services: its owner's triple, no scopes. */
@@ -191,6 +205,8 @@ export async function finishRun(run: RunState, outcome: TerminalOutcome, answer?
   clearTimeout(run.authTimer);
   const { tasks, runStates } = run.deps;
   await runStates.finish(run.taskId, run.owner, outcome, undefined, answer);
+  // A group member's outcome is in its group before its task is terminal: the owner that sees the row sees the answer.
+  if (run.task.group_id !== undefined) await recordMemberOutcome(run, run.task.group_id, outcome, answer);
   const error = outcome.error_code === undefined ? undefined : { code: outcome.error_code };
   run.signals.assertLease();
   const won = await tasks.markTerminal(run.taskId, outcome.status, error);
@@ -213,6 +229,14 @@ export async function finishRun(run: RunState, outcome: TerminalOutcome, answer?
     await Promise.all([afterTerminal(run, outcome, answer), completionHook(run, outcome, answer)]);
   }
   await runStates.remove(run.taskId);
+}
+
+function recordMemberOutcome(run: RunState, groupId: string, outcome: TerminalOutcome, answer?: string) {
+  return run.deps.groups.recordOutcome(groupId, run.taskId, {
+    status: outcome.status,
+    ...(outcome.status === 'complete' && answer !== undefined ? { answer } : {}),
+    ...(outcome.error_code === undefined ? {} : { error_code: outcome.error_code }),
+  });
 }
 
 /** The agent's completion hook, once the terminal event is stored; only the run that won `markTerminal` gets here. */

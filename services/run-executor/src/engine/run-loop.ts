@@ -193,6 +193,7 @@ function restore(run: RunState, saved: RunStateRecord): void {
     inputs_consumed: saved.inputs_consumed ?? 0,
     cost_usd: saved.cost_usd ?? 0,
     ...(saved.repairs === undefined ? {} : { repairs: saved.repairs }),
+    ...(saved.live_overrides === undefined ? {} : { live_overrides: saved.live_overrides }),
   };
   if (saved.cancel !== undefined) run.signals.restoreCancel({ ...saved.cancel, hard: false });
 }

@@ -10,6 +10,7 @@ import type { GovernedCallContext, RunLlm } from './llm-call.ts';
 import { historyMessages } from './planner.ts';
 import { occurredAt } from './run-events.ts';
 import { ownerIdentity } from './run-finish.ts';
+import { acknowledgeBackgroundTurns } from './background-ack.ts';
 import { applyRunOverrides } from './run-overrides.ts';
 import type { RunState } from './run-state.ts';
 import { exposedTools, runToolRegistry } from './run-tools.ts';
@@ -17,7 +18,8 @@ import { exposedTools, runToolRegistry } from './run-tools.ts';
 /** What a claimed run's steps share once {@link prepareRun} fetched it. */
 export interface PreparedRun {
   readonly effective: EffectiveConfigRecord;
-  readonly agent: AgentRunConfig;
+  /** Its `system` follows mid-run patches (`run-patches.ts`). */
+  agent: AgentRunConfig;
   /** What each governed LLM call needs; its provider is replaced by a failover for the rest of the run. */
   readonly call: GovernedCallContext;
   /** The agent's tools (built-in and MCP), by name. */
@@ -61,6 +63,7 @@ export async function prepareRun(run: RunState): Promise<PreparedRun | undefined
     memory.blocks(quad),
   ]);
   const agent = toAgentRunConfig(effective);
+  await acknowledgeBackgroundTurns(run, turns);
   const key = providerKey(run, agent);
   // Settled even when the tools are never had (the run ended or stopped while a server waited for authorization).
   key.catch(() => undefined);
@@ -173,5 +176,6 @@ function callContext(run: RunState, agent: AgentRunConfig, llm: RunLlm): Governe
     brokerKey: (settings) => run.deps.credentials.key(asker, settings),
     refuseBrokerKey: (settings) => run.deps.credentials.invalidate(asker, settings),
     emit: (type, payload) => run.events.emit(type, payload),
+    modes: run.deps.outputModes,
   };
 }

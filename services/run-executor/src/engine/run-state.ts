@@ -7,6 +7,7 @@ import type { RunOverridesRepository } from '../store/run-overrides.repository.t
 import { RUN_STATE_DEFAULTS } from '../store/run-state.repository.ts';
 import type { Checkpoint, Owner, RunStateRepository } from '../store/run-state.repository.ts';
 import type { TaskConfigRepository } from '../store/task-config.repository.ts';
+import type { TaskGroupRepository } from '../store/task-group.repository.ts';
 import type { TaskRepository } from '../store/task.repository.ts';
 import type { ArtifactIo } from '../tools/artifact-io.ts';
 import type { McpToolHost } from '../tools/mcp-tools.ts';
@@ -18,6 +19,7 @@ import type { EventPipeline } from './event-pipeline.ts';
 import type { Governance } from './governance.ts';
 import type { InferenceCredentials } from './inference-credentials.ts';
 import type { MemoryPrompt } from './memory.ts';
+import type { OutputModeMemory } from './output-mode-memory.ts';
 import { RunCosts } from './run-costs.ts';
 import { RunEvents } from './run-events.ts';
 import type { RunSignals } from './run-signals.ts';
@@ -41,6 +43,8 @@ export interface RunDeps {
   readonly logger: Logger;
   readonly tasks: TaskRepository;
   readonly runStates: RunStateRepository;
+  /** Task groups: a member's run end records its outcome in its group. */
+  readonly groups: TaskGroupRepository;
   /** The executor's tools (built-ins); a run adds its agent's MCP tools (`run-tools.ts`). */
   readonly tools: ToolRegistry;
   /** The agent's MCP tools, hosted by agent-registry. */
@@ -56,6 +60,8 @@ export interface RunDeps {
   readonly memory: MemoryPrompt;
   readonly artifacts: ArtifactIo;
   readonly settings: EngineSettings;
+  /** Output-mode downgrades remembered across the executor's runs (absent: none are). */
+  readonly outputModes?: OutputModeMemory;
 }
 
 /** How an approval wait ended. */

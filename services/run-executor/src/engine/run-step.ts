@@ -1,3 +1,4 @@
+import { BACKGROUND_KIND } from '../domain/task.ts';
 import { ContextLengthExceeded } from '../providers/provider.ts';
 import type { Decision, CompletionResult } from '../providers/provider.ts';
 import { isAuthRequired } from '../tools/mcp-output.ts';
@@ -8,7 +9,9 @@ import type { ToolDefinition } from '../tools/tool.ts';
 import { awaitApproval } from './approval.ts';
 import { awaitAuthorization } from './auth-wait.ts';
 import { createChunkStream } from './chunk-stream.ts';
+import { guardPromptContent } from './context-leak.ts';
 import { governedCompletion, ProviderFailure } from './llm-call.ts';
+import { applyPendingPatch } from './run-patches.ts';
 import { refreshMemory } from './run-prepare.ts';
 import type { PreparedRun } from './run-prepare.ts';
 import {
@@ -29,7 +32,8 @@ import { callRecord } from './tool-call-reporter.ts';
 import type { CallOutcome } from './tool-call-reporter.ts';
 
 /**
- * One planner step of a run: consume new inputs, call the provider through
+ * One planner step of a run: take a mid-run patch of the session's run
+ * overrides (`run-patches.ts`), consume new inputs, call the provider through
  * governance (`llm-call.ts`; its chunks streamed as `llm.completion.chunk`),
  * record the step's cost
  * (`recordStep`, then `llm.cost.recorded`) and the decision
@@ -48,9 +52,14 @@ import type { CallOutcome } from './tool-call-reporter.ts';
 const MAX_TRACE_CHARS = 4_096;
 
 export async function runStep(run: RunState, prepared: PreparedRun): Promise<void> {
+  await applyPendingPatch(run, prepared);
   const fresh = run.context.slice(run.checkpoint.inputs_consumed);
   if (fresh.length > 0) {
-    run.checkpoint.messages.push(...inputMessages(fresh));
+    const messages = inputMessages(fresh).map((message, i) => ({
+      ...message,
+      content: guardPromptContent(run, prepared, fresh[i]?.kind ?? 'inject_context', message.content),
+    }));
+    run.checkpoint.messages.push(...messages);
     run.checkpoint.inputs_consumed = run.context.length;
   }
   const stepNo = run.checkpoint.step + 1;
@@ -74,7 +83,8 @@ export async function runStep(run: RunState, prepared: PreparedRun): Promise<voi
     run.checkpoint.step = stepNo;
     // The cost is with governance before anyone can see the run end and start the next one.
     await run.costs.flush();
-    await finishRun(run, { status: 'complete', notify_on_complete: false }, decision.answer);
+    const notify = run.task.kind === BACKGROUND_KIND;
+    await finishRun(run, { status: 'complete', notify_on_complete: notify }, decision.answer);
     return;
   }
   await toolStep(run, prepared, withoutExtraFields(run, prepared, decision), result.reasoning, stepNo, result.model);
@@ -329,6 +339,7 @@ async function invoke(
         callId,
         owner: run.owner,
         signal,
+        cancelled: () => run.signals.cancel !== undefined,
         countOffloaded: (artifacts) => {
           offloaded += artifacts;
         },
@@ -358,7 +369,7 @@ async function invoke(
     if (tool.name === SERVICE_TOOL_NAMES.memoryWrite) prepared.memoryStale = true;
     const fed = recordResult(run, callId, tool.name, stepNo, {
       ok: true,
-      output: outcome.output,
+      output: guardPromptContent(run, prepared, 'tool_result', outcome.output),
       attempts: outcome.attempts,
     });
     report('completed', outcome.attempts, fed);
@@ -371,7 +382,8 @@ async function invoke(
         LastError: outcome.error,
       });
     }
-    recordResult(run, callId, tool.name, stepNo, { ok: false, error: outcome.error, attempts: outcome.attempts });
+    const error = guardPromptContent(run, prepared, 'tool_result', outcome.error);
+    recordResult(run, callId, tool.name, stepNo, { ok: false, error, attempts: outcome.attempts });
     report(outcome.exhausted ? 'policy_exhausted' : 'failed', outcome.attempts);
   }
   await checkpoint(run);

@@ -11,8 +11,10 @@ import { reconcileIdentity, typedMethod } from '@ars/service-kit';
  * session — `reasoning_effort`, `temperature`, `max_tokens`, `system_prompt`,
  * `extra_instructions`, `model`. A value sets a member, `null` clears it, an
  * absent member is left unchanged. Runs read them when they are first
- * claimed (the last layer of the effective configuration), so a run already
- * under way keeps what it resolved. Publishes `runs.overrides_set` with the
+ * claimed (the last layer of the effective configuration); a run already
+ * under way takes the change at its next step boundary, or refuses it
+ * (`run-patches.ts`: `task.patch_applied` / `task.patch_rejected`, PatchID
+ * the `updated_at` answered here). Publishes `runs.overrides_set` with the
  * Set* flags of the members the request named.
  */
 export function createRunOverridesHandler(deps: ApiDeps, overrides: RunOverridesRepository): RpcHandler {

@@ -1,5 +1,6 @@
 import { isDuplicateKeyError } from '@ars/store';
 import type { Collection, Store } from '@ars/store';
+import type { RunOverridesView } from '@ars/contracts';
 import type { PauseRecord } from '../domain/pause.ts';
 import type { ChatMessage } from '../providers/provider.ts';
 import { PAUSES_COLLECTION } from './task.repository.ts';
@@ -70,11 +71,22 @@ export interface RunStateRecord extends Owner {
   cost_usd: number;
   /** The planner's repairs of invalid tool calls (absent: none yet). */
   repairs?: RepairCounter;
+  /** The session's run overrides as the run last saw them, and the members it took mid-run (`run-patches.ts`). */
+  live_overrides?: LiveOverrides;
   terminal?: TerminalOutcome;
   answer?: string;
   cancel?: CancelMarker;
   created_at: string;
   updated_at: string;
+}
+
+/** A run's view of its session's run overrides: mid-run patches (`run-patches.ts`). */
+export interface LiveOverrides {
+  /** `updated_at` of the overrides last seen (`''`: none). */
+  at: string;
+  seen: RunOverridesView;
+  /** The members patched into the run, over what it resolved at its first claim. */
+  applied: RunOverridesView;
 }
 
 /** Invalid tool calls fed back to the model: consecutive ones (reset by a valid call) and the run's total. */
@@ -88,7 +100,14 @@ export interface RepairCounter {
 /** The part of a checkpoint one planner step rewrites. */
 export type Checkpoint = Pick<
   RunStateRecord,
-  'step' | 'messages' | 'completed_calls' | 'pending_call' | 'inputs_consumed' | 'cost_usd' | 'repairs'
+  | 'step'
+  | 'messages'
+  | 'completed_calls'
+  | 'pending_call'
+  | 'inputs_consumed'
+  | 'cost_usd'
+  | 'repairs'
+  | 'live_overrides'
 >;
 
 interface ControlReceipt extends Owner {
@@ -103,6 +122,8 @@ export interface SessionTurn {
   query: string;
   answer: string;
   at: string;
+  /** The turn is a background task's completion (acknowledged once a later run takes it up). */
+  background?: boolean;
 }
 
 interface SessionTurnsRecord {

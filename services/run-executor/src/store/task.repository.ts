@@ -85,7 +85,7 @@ export interface TaskRepository {
   recordStep(taskId: string, step: Omit<StepRecord, 'recorded_at'>): Promise<boolean>;
   /** Appends context or a user message for the next planner step; idempotent per `event_id`. */
   appendContext(taskId: string, entry: Omit<ContextEntry, 'at'>): Promise<boolean>;
-  /** Latches `background_acknowledged` true. */
+  /** Latches `background_acknowledged` true; true only for the call that latched it. */
   acknowledgeBackground(taskId: string): Promise<boolean>;
   /** Records the EVENTS sequence of the task's `task.spawned`. */
   setSpawnedSequence(taskId: string, sequence: number): Promise<void>;
@@ -321,8 +321,12 @@ export async function createTaskRepository(store: Store, limits: TaskReadLimits 
         )
       ).matchedCount === 1,
     acknowledgeBackground: async (taskId) =>
-      (await tasks.updateOne({ _id: taskId }, { $set: { background_acknowledged: true, updated_at: now() } }))
-        .matchedCount === 1,
+      (
+        await tasks.updateOne(
+          { _id: taskId, background_acknowledged: { $ne: true } },
+          { $set: { background_acknowledged: true, updated_at: now() } },
+        )
+      ).matchedCount === 1,
     setSpawnedSequence: async (taskId, sequence) => {
       await tasks.updateOne({ _id: taskId }, { $set: { spawned_sequence: sequence } });
     },

@@ -55,6 +55,8 @@ export interface ToolContext {
    * drain's allowance for it ends (`EXECUTOR_DRAIN_UNSAFE_CALL_MS`).
    */
   readonly signal: AbortSignal;
+  /** True once the run is cancelled (soft or hard): a tool that waits on other work stops and winds it down. */
+  readonly cancelled?: () => boolean;
   /** Told of result parts the tool host stored as artifacts (`_tools.record_calls` artifacts_offloaded). */
   readonly countOffloaded?: (artifacts: number) => void;
 }

@@ -4,6 +4,8 @@ import type { RpcClient } from '@ars/bus';
 import type { ArtifactIo } from '../../src/tools/artifact-io.ts';
 import { BUILTIN_TOOLS } from '../../src/tools/builtins.ts';
 import { createServiceTools } from '../../src/tools/service-tools.ts';
+import { createSpawnGroupTool } from '../../src/engine/task-groups.ts';
+import type { TaskGroupDeps } from '../../src/engine/task-groups.ts';
 
 const unused = async (): Promise<never> => Promise.reject(new Error('unused'));
 const serviceTools = (readMaxBytes = 65_536, writeMaxBytes = 1_048_576) =>
@@ -14,7 +16,8 @@ const serviceTools = (readMaxBytes = 65_536, writeMaxBytes = 1_048_576) =>
     readMaxBytes,
     writeMaxBytes,
   });
-const engineTools = () => [...BUILTIN_TOOLS, ...serviceTools()];
+const spawnGroup = () => createSpawnGroupTool({ pollMs: 100 } as unknown as TaskGroupDeps);
+const engineTools = () => [...BUILTIN_TOOLS, ...serviceTools(), spawnGroup()];
 
 describe('built-in tool manifests', () => {
   it('name exactly the tools the engine runs, in its order', () => {
