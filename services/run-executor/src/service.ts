@@ -24,6 +24,7 @@ export const runExecutorService = defineService({
     const runStates = createRunStateRepository(store);
     const runOverrides = createRunOverridesRepository(store);
     const taskConfigs = createTaskConfigRepository(store);
+    const groups = createTaskGroupRepository(store);
     const api = createApiHandlers(
       {
         tasks,
@@ -40,6 +41,7 @@ export const runExecutorService = defineService({
               runStates.eraseSession(triple),
               runOverrides.eraseSession(triple),
               taskConfigs.eraseSession(triple),
+              groups.eraseSession(triple),
             ])
           ).reduce((a, b) => a + b, 0),
         runOverrides,
@@ -54,7 +56,7 @@ export const runExecutorService = defineService({
       instanceId,
       tasks,
       runStates,
-      groups: createTaskGroupRepository(store),
+      groups,
       runOverrides,
       taskConfigs,
       leases: createLeaseRepository(store),

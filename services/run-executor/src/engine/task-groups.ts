@@ -73,6 +73,9 @@ async function runGroup(deps: TaskGroupDeps, args: SpawnArgs, context: ToolConte
     {
       group_id: groupId,
       owner_task_id: owner.task_id,
+      tenant: owner.tenant,
+      user: owner.user,
+      session: owner.session,
       fail_fast: args.fail_fast,
       retain_turn: args.retain_turn,
       description: args.description,

@@ -8,6 +8,10 @@ export const TASK_GROUPS_COLLECTION = 'task_groups';
 export interface NewTaskGroup {
   readonly group_id: string;
   readonly owner_task_id: string;
+  /** The owner run's session, so that the session's erasure removes the group (it holds the children's answers). */
+  readonly tenant: string;
+  readonly user: string;
+  readonly session: string;
   readonly fail_fast: boolean;
   readonly retain_turn: boolean;
   readonly description: string;
@@ -36,6 +40,8 @@ export interface TaskGroupRepository {
   recordOutcome(groupId: string, taskId: string, outcome: MemberOutcome): Promise<void>;
   /** Records the resolution once; returns the stored one (the first). */
   resolve(groupId: string, resolution: GroupResolution): Promise<GroupResolution>;
+  /** Deletes the groups of a session's runs (part of its erasure); returns how many. */
+  eraseSession(owner: { tenant: string; user: string; session: string }): Promise<number>;
 }
 
 /** The store-backed repository. */
@@ -72,6 +78,8 @@ export function createTaskGroupRepository(store: Store): TaskGroupRepository {
       );
     },
 
+    eraseSession: async (owner) =>
+      (await groups.deleteMany({ tenant: owner.tenant, user: owner.user, session: owner.session })).deletedCount,
     async resolve(groupId, resolution) {
       await groups.updateOne({ _id: groupId, resolution: { $exists: false } }, { $set: { resolution } });
       return mustExist(await groups.findOne({ _id: groupId }), groupId).resolution ?? resolution;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storedEvents } from '@ars/service-kit/testing';
 import type { VerifiedIdentity } from '@ars/contracts';
+import { TASK_GROUPS_COLLECTION } from '../../src/store/task-group.repository.ts';
 import { newCaller, startEngineHarness } from './harness.ts';
 import type { EngineHarness, RunWatch } from './harness.ts';
 
@@ -73,6 +74,13 @@ describe('task groups', { timeout: 60_000 }, () => {
       },
     ]);
     expect(ofType(watch, 'task.group_cancelled')).toEqual([]);
+
+    // The group holds the children's answers: the session's erasure removes it with the tasks.
+    const groups = h.store.collection<{ _id: string }>(TASK_GROUPS_COLLECTION);
+    expect(await groups.findOne({ _id: groupId })).not.toBeNull();
+    const triple = { tenant: caller.tenant, user: caller.user, session: caller.session };
+    await h.service.call('_tasks.erase_session', triple, caller);
+    expect(await groups.findOne({ _id: groupId })).toBeNull();
   });
 
   it('cancels the siblings of a failed child in a fail-fast group with task.group_cancelled', async () => {
