@@ -100,6 +100,12 @@ export const OAuthCompleteRequest = z.strictObject({
   code: z.string().min(1).max(4096).optional(),
   error: z.string().min(1).max(256).optional().describe('the authorization server refused (RFC 6749 4.1.2.1)'),
   error_description: z.string().max(1024).optional(),
+  iss: z
+    .string()
+    .min(1)
+    .max(2048)
+    .optional()
+    .describe("the issuer of the authorization response (RFC 9207), checked against the flow's authorization server"),
 });
 export type OAuthCompleteRequest = z.infer<typeof OAuthCompleteRequest>;
 
@@ -125,6 +131,12 @@ export const OAUTH_COMPLETE = defineInternalEndpoint({
       code: 'not_found',
       retryable: false,
       summary: 'no flow has that state (never started, already completed, or expired)',
+    },
+    issuer_mismatch: {
+      code: 'conflict',
+      retryable: false,
+      summary:
+        "the response names another issuer than the flow's authorization server, or none where the server promises one (RFC 9207 mix-up defence)",
     },
     exchange_failed: {
       code: 'conflict',

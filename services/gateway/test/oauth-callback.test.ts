@@ -51,10 +51,10 @@ describe('GET /v1/oauth/callback', () => {
     ]);
   });
 
-  it("relays only the members _oauth.complete takes: an authorization server's iss or session_state is not refused", async () => {
+  it('relays the members _oauth.complete takes (iss included, for RFC 9207) and ignores others such as session_state', async () => {
     const response = await get('?state=s-1&code=c-1&iss=https%3A%2F%2Fas.example%2F&session_state=xyz&scope=a%20b');
     expect(response.statusCode).toBe(200);
-    expect(h.rpc.last?.body).toEqual({ state: 's-1', code: 'c-1' });
+    expect(h.rpc.last?.body).toEqual({ state: 's-1', code: 'c-1', iss: 'https://as.example/' });
   });
 
   it('answers the completion as JSON when Accept prefers JSON', async () => {

@@ -92,6 +92,13 @@ async function complete(ctx: OAuthContext, body: OAuthCompleteRequest): Promise<
     );
   }
   const answered = { server_id: flow.server_id, binding_id: flow.binding_id, task_id: flow.run };
+  const mixUp = issuerMismatch(flow, body.iss);
+  if (mixUp !== undefined) {
+    // A response from another authorization server (a mix-up attack, or a misconfiguration): no code is sent anywhere.
+    ctx.logger.warn({ binding_id: flow.binding_id, server_id: flow.server_id }, 'oauth response issuer mismatch');
+    await deliver(ctx, flow, body.state, 'denied', mixUp);
+    throw refuse(OAUTH_COMPLETE, 'issuer_mismatch', mixUp);
+  }
   if (body.error !== undefined) {
     const reason = body.error_description === undefined ? body.error : `${body.error}: ${body.error_description}`;
     ctx.logger.info({ binding_id: flow.binding_id, oauth_error: body.error }, 'oauth authorization denied');
@@ -113,6 +120,25 @@ async function complete(ctx: OAuthContext, body: OAuthCompleteRequest): Promise<
     'oauth authorization completed',
   );
   return { outcome: 'completed', ...answered, run_notified: await deliver(ctx, flow, body.state, 'completed') };
+}
+
+/**
+ * RFC 9207: an `iss` in the response must be the flow's authorization
+ * server's issuer, and a server whose metadata promises `iss` must send it.
+ * The reason when it does not, else undefined.
+ */
+function issuerMismatch(flow: FlowRecord, iss: string | undefined): string | undefined {
+  const metadata = flow.authorization_server.metadata as {
+    readonly issuer?: unknown;
+    readonly authorization_response_iss_parameter_supported?: unknown;
+  };
+  const issuer = typeof metadata.issuer === 'string' ? metadata.issuer : undefined;
+  if (iss === undefined) {
+    return metadata.authorization_response_iss_parameter_supported === true
+      ? 'the authorization server promises an iss parameter and sent none'
+      : undefined;
+  }
+  return issuer !== undefined && iss !== issuer ? 'the authorization response names another issuer' : undefined;
 }
 
 /** `_oauth.complete`. */

@@ -30,8 +30,8 @@ describe('OAuth-bound MCP servers: authorization', () => {
   const begin = (who: ReturnType<OAuthHarness['caller']>, body: Record<string, unknown>) =>
     h.internal('_oauth.begin', who, { run: `task-${randomUUID()}`, pause_token: 'p-1', agent_id: 'helper', ...body });
 
-  async function authorizeUrlOf(who: ReturnType<OAuthHarness['caller']>) {
-    const begun = await begin(who, { server_id: 'gh' });
+  async function authorizeUrlOf(who: ReturnType<OAuthHarness['caller']>, run?: string) {
+    const begun = await begin(who, { server_id: 'gh', ...(run === undefined ? {} : { run }) });
     const result = resultOf<{ authorize_url: string; state: string }>(begun);
     const url = new URL(result.authorize_url);
     url.searchParams.set('login_hint', who.user);
@@ -227,6 +227,24 @@ describe('OAuth-bound MCP servers: authorization', () => {
       const crossed = await h.complete({ state: first.state, code: second.code });
       expect(crossed).toMatchObject({ ok: false, code: 'conflict', reason: 'exchange_failed' });
       expect(await h.whoami(alice, 'gh', 'helper')).toMatchObject({ ok: false, reason: 'auth_required' });
+    });
+
+    it('refuses a response naming another issuer issuer_mismatch (RFC 9207), and tells the run it was denied', async () => {
+      const alice = await tenantWithServer();
+      const run = `task-${randomUUID()}`;
+      h.serveRun(run);
+      const flow = await authorizeUrlOf(alice, run);
+      const mixedUp = await h.complete({ state: flow.state, code: flow.code, iss: 'https://attacker.example/' });
+      expect(mixedUp).toMatchObject({ ok: false, code: 'conflict', reason: 'issuer_mismatch' });
+      expect(h.delivered.get(run)).toMatchObject([{ auth: { outcome: 'denied' } }]);
+      expect(await h.whoami(alice, 'gh', 'helper')).toMatchObject({ ok: false, reason: 'auth_required' });
+    });
+
+    it("accepts a response whose iss is the flow's authorization server", async () => {
+      const alice = await tenantWithServer();
+      const flow = await authorizeUrlOf(alice);
+      expect(await h.complete({ state: flow.state, code: flow.code, iss: server.issuer })).toMatchObject({ ok: true });
+      expect((await h.whoami(alice, 'gh', 'helper')).answer).toMatchObject({ subject: 'alice' });
     });
 
     it('refuses a state used already unknown_state', async () => {

@@ -58,9 +58,11 @@ export function prefersJson(accept: string | undefined): boolean {
 }
 
 /**
- * The callback members `_oauth.complete` takes. An authorization server may
- * add others to its redirect (RFC 9207 `iss`, OpenID `session_state`,
- * Google's `scope` and `authuser`): they are not relayed, and not refused.
+ * The callback members `_oauth.complete` takes (`iss` of RFC 9207 among
+ * them, which agent-registry checks against the flow's authorization
+ * server). An authorization server may add others to its redirect (OpenID
+ * `session_state`, Google's `scope` and `authuser`): they are not relayed,
+ * and not refused.
  */
 const RELAYED: ReadonlySet<string> = new Set(Object.keys(OAuthCompleteRequest.shape));
 
