@@ -12,8 +12,9 @@ import { createLeaseRepository } from './store/lease.repository.ts';
 import { createTaskGroupRepository } from './store/task-group.repository.ts';
 
 /**
- * The run-executor service: start, the nine steering controls, tasks.*, pause.list, search.tasks, runs.set_overrides and flows.*; runs the planner loop on the RUNS work queue.
- * Every registry method it owns answers `unimplemented` until its handler is built.
+ * The run-executor service: start, the nine steering controls, tasks.*, pause.list, search.tasks and
+ * runs.set_overrides; runs the planner loop on the RUNS work queue. It also owns flows.*, which still
+ * answer `unimplemented` (issue 27): a method without a handler does.
  */
 export const runExecutorService = defineService({
   name: 'run-executor',
