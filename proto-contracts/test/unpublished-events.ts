@@ -42,10 +42,6 @@ export const UNPUBLISHED_EVENTS: ReadonlyMap<string, UnpublishedEvent> = new Map
     'flows.page_viewed',
     'flows.run_invoked',
   ]),
-  ...group(31, 'multimodal inputs are resolved at start but not yet materialized for a provider', [
-    'llm.image.materialized',
-    'llm.provider_file.uploaded',
-  ]),
   ...group(27, "an agent's MCP connections are paused and resumed with the agent by fleet control (agents.pause)", [
     'mcp.connection.paused',
     'mcp.connection.resumed',

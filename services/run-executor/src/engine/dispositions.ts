@@ -1,4 +1,5 @@
 import type { InputArtifactRecord } from '../domain/task.ts';
+import { isSupportedImage } from '../providers/capabilities.ts';
 import { isTextual } from '../tools/artifact-io.ts';
 import type { ArtifactIo } from '../tools/artifact-io.ts';
 import type { ToolOwner } from '../tools/tool.ts';
@@ -12,11 +13,16 @@ import { SERVICE_TOOL_NAMES } from '../tools/service-tools.ts';
  *
  * - `ref`: the prompt names the artifact (id, type, size); the planner reads
  *   it with `artifact_read` when it needs to;
- * - `inline`: the content is put into the prompt — text types only, at most
- *   the inline limit; else degraded to `ref` (`not_text`, `too_large`, or
- *   `read_failed` when the bytes could not be fetched);
- * - `provider_native`: no provider path uploads files yet: degraded to `ref`
- *   (`provider_native_unsupported`);
+ * - `inline`: the content is put into the prompt — text types at most the
+ *   inline limit, and images (PNG, JPEG, WebP, GIF) at most the image limit
+ *   when the run's model takes images (`providers/capabilities.ts`), sent as
+ *   image content beside the query (`multimodal-inputs.ts`); else degraded
+ *   to `ref` (`not_text`: neither text nor an image the model takes;
+ *   `too_large`; `read_failed` when the bytes could not be fetched);
+ * - `provider_native`: an image, at most the image limit, uploaded to the
+ *   provider's file API and named by its file id beside the query, when the
+ *   model takes images and the provider has a file API; else degraded to
+ *   `ref` (`provider_native_unsupported`, or `too_large`);
  * - `tool:<name>`: the prompt asks the planner to use that tool on it, when
  *   the run exposes the tool; else degraded to `ref` (`tool_not_exposed`).
  */
@@ -44,6 +50,20 @@ export interface ResolvedDisposition {
   readonly degraded_from?: string;
   readonly degradation_reason?: string;
   readonly tool?: string;
+  /** `image`: an inline or provider_native image, sent beside the query rather than in the system prompt. */
+  readonly modality?: 'image';
+}
+
+/** What the run's provider and model take besides text (absent: nothing). */
+export interface MediaSupport {
+  /** The model takes images. */
+  readonly acceptsImages: boolean;
+  /** The provider has a file API (`provider_native`). */
+  readonly providerFiles: boolean;
+  /** Most bytes of one image, inline or uploaded. */
+  readonly imageMaxBytes: number;
+  /** Most bytes of all the run's inline images together (they stay in memory for the run). */
+  readonly inlineImagesMaxBytes: number;
 }
 
 /** What resolution needs besides the artifact. */
@@ -51,6 +71,7 @@ export interface DispositionContext {
   readonly agentDefault?: string | undefined;
   readonly exposedTools: ReadonlySet<string>;
   readonly inlineMaxBytes: number;
+  readonly media?: MediaSupport | undefined;
 }
 
 const UNKNOWN_MIME = 'application/octet-stream';
@@ -75,12 +96,23 @@ export function resolveDisposition(artifact: InputArtifactRecord, context: Dispo
     degraded_from: value,
     degradation_reason: reason,
   });
+  const size = artifact.size_bytes ?? Number.POSITIVE_INFINITY;
+  const { media } = context;
+  const image = media?.acceptsImages === true && isSupportedImage(mime);
   if (value === 'inline') {
+    if (image) {
+      if (size > media.imageMaxBytes) return degrade('too_large');
+      return { ...base, disposition: value, degraded: false, modality: 'image' };
+    }
     if (!isTextual(mime)) return degrade('not_text');
-    if ((artifact.size_bytes ?? Number.POSITIVE_INFINITY) > context.inlineMaxBytes) return degrade('too_large');
+    if (size > context.inlineMaxBytes) return degrade('too_large');
     return { ...base, disposition: value, degraded: false };
   }
-  if (value === 'provider_native') return degrade('provider_native_unsupported');
+  if (value === 'provider_native') {
+    if (!image || !media.providerFiles) return degrade('provider_native_unsupported');
+    if (size > media.imageMaxBytes) return degrade('too_large');
+    return { ...base, disposition: value, degraded: false, modality: 'image' };
+  }
   if (value.startsWith('tool:')) {
     const tool = value.slice('tool:'.length);
     if (!context.exposedTools.has(tool)) return degrade('tool_not_exposed');
@@ -92,9 +124,19 @@ export function resolveDisposition(artifact: InputArtifactRecord, context: Dispo
 /** The prompt line of one artifact (and its content when inline). */
 function promptEntry(d: ResolvedDisposition, content: string | undefined): string {
   const head = `- ${d.artifact_id} (${d.mime}${d.size_bytes === undefined ? '' : `, ${d.size_bytes} bytes`})`;
+  if (d.modality === 'image') return `${head}: attached to the query as an image.`;
   if (d.disposition === 'inline' && content !== undefined) return `${head}, inline:\n${content}`;
   if (d.tool !== undefined) return `${head}: use the ${d.tool} tool on it.`;
   return `${head}: by reference; read it with the ${SERVICE_TOOL_NAMES.artifactRead} tool when needed.`;
+}
+
+/** An input image sent beside the query: its bytes when inline (read at the claim), none when uploaded. */
+export interface InputImage {
+  readonly artifact_id: string;
+  readonly mime: string;
+  readonly disposition: 'inline' | 'provider_native';
+  /** inline: the image, at most the image limit. */
+  readonly bytes?: Uint8Array | undefined;
 }
 
 /** The input artifacts of a run: their resolved dispositions and the prompt section. */
@@ -102,12 +144,63 @@ export interface InputArtifactsPlan {
   readonly resolved: readonly ResolvedDisposition[];
   /** `''` when the run has no input artifacts. */
   readonly prompt: string;
+  /** The inline and provider_native images, in input order. */
+  readonly images: readonly InputImage[];
+}
+
+/** `d` degraded to `ref` for `reason`. */
+function degraded(d: ResolvedDisposition, reason: string): ResolvedDisposition {
+  const { disposition, layer, artifact_id, mime, size_bytes } = d;
+  return {
+    artifact_id,
+    mime,
+    size_bytes,
+    layer,
+    disposition: RUNTIME_DEFAULT_DISPOSITION,
+    degraded: true,
+    degraded_from: disposition,
+    degradation_reason: reason,
+  };
+}
+
+/** Inline images past the run's total (by declared size, in input order) degrade `too_large`. */
+function withinImageBudget(resolved: readonly ResolvedDisposition[], budget: number): ResolvedDisposition[] {
+  let used = 0;
+  return resolved.map((d) => {
+    if (d.modality !== 'image' || d.disposition !== 'inline') return d;
+    used += d.size_bytes ?? 0;
+    return used > budget ? degraded(d, 'too_large') : d;
+  });
+}
+
+type Fetched = [ResolvedDisposition, content: Uint8Array | undefined];
+
+/** Reads an inline artifact's bytes; one longer than its limit or that cannot be read degrades to `ref`. */
+async function fetchInline(
+  d: ResolvedDisposition,
+  context: DispositionContext,
+  io: ArtifactIo,
+  owner: ToolOwner,
+): Promise<Fetched> {
+  if (d.disposition !== 'inline') return [d, undefined];
+  const image = d.modality === 'image';
+  const limit = image ? (context.media?.imageMaxBytes ?? 0) : context.inlineMaxBytes;
+  try {
+    const read = await io.read(owner, d.artifact_id, limit);
+    // The artifact is longer than its metadata said: an image is not sent cut short.
+    if (image && read.truncated) return [degraded(d, 'too_large'), undefined];
+    return [d, read.bytes];
+  } catch {
+    // Whatever failed, the run goes on with a reference: the degradation is reported in its disposition event.
+    return [degraded(d, 'read_failed'), undefined];
+  }
 }
 
 /**
  * Resolves every input artifact and fetches the content of the inline ones
  * (in parallel); an inline artifact whose bytes cannot be read degrades to
- * `ref` (`read_failed`).
+ * `ref` (`read_failed`), as does an inline image longer than the image
+ * limit or past the run's inline image total (`too_large`).
  */
 export async function planInputArtifacts(
   artifacts: readonly InputArtifactRecord[],
@@ -115,35 +208,23 @@ export async function planInputArtifacts(
   io: ArtifactIo,
   owner: ToolOwner,
 ): Promise<InputArtifactsPlan> {
-  if (artifacts.length === 0) return { resolved: [], prompt: '' };
-  const entries = await Promise.all(
-    artifacts.map(async (artifact): Promise<[ResolvedDisposition, string | undefined]> => {
-      const d = resolveDisposition(artifact, context);
-      if (d.disposition !== 'inline') return [d, undefined];
-      try {
-        const read = await io.read(owner, d.artifact_id, context.inlineMaxBytes);
-        return [d, Buffer.from(read.bytes).toString('utf8')];
-      } catch {
-        // Whatever failed, the run goes on with a reference: the degradation is reported in its disposition event.
-        const { disposition, layer, artifact_id, mime, size_bytes } = d;
-        return [
-          {
-            artifact_id,
-            mime,
-            size_bytes,
-            layer,
-            disposition: RUNTIME_DEFAULT_DISPOSITION,
-            degraded: true,
-            degraded_from: disposition,
-            degradation_reason: 'read_failed',
-          },
-          undefined,
-        ];
-      }
-    }),
+  if (artifacts.length === 0) return { resolved: [], prompt: '', images: [] };
+  const resolved = withinImageBudget(
+    artifacts.map((artifact) => resolveDisposition(artifact, context)),
+    context.media?.inlineImagesMaxBytes ?? 0,
   );
-  const prompt = `Input artifacts:\n${entries.map(([d, content]) => promptEntry(d, content)).join('\n')}`;
-  return { resolved: entries.map(([d]) => d), prompt };
+  const entries = await Promise.all(resolved.map((d) => fetchInline(d, context, io, owner)));
+  const prompt = `Input artifacts:\n${entries
+    .map(([d, bytes]) =>
+      promptEntry(d, bytes === undefined || d.modality === 'image' ? undefined : Buffer.from(bytes).toString('utf8')),
+    )
+    .join('\n')}`;
+  const images = entries.flatMap(([d, bytes]): InputImage[] =>
+    d.modality === 'image' && (d.disposition === 'inline' || d.disposition === 'provider_native')
+      ? [{ artifact_id: d.artifact_id, mime: d.mime, disposition: d.disposition, bytes }]
+      : [],
+  );
+  return { resolved: entries.map(([d]) => d), prompt, images };
 }
 
 /** The `task.input_disposition.resolved` payload of one artifact (lowercase keys). */

@@ -12,6 +12,7 @@ import type {
 import { modelOf, providerFor, providerName } from '../providers/select.ts';
 import type { EngineSettings } from './engine-config.ts';
 import { LlmCallRefused } from './governance.ts';
+import type { RunMedia } from './multimodal-inputs.ts';
 import type { OutputModeMemory } from './output-mode-memory.ts';
 import { occurredAt } from './run-events.ts';
 import type { Admission, CostRecord, FailoverTarget, Governance, RunQuad } from './governance.ts';
@@ -38,6 +39,8 @@ import type { Admission, CostRecord, FailoverTarget, Governance, RunQuad } from 
  *    keeps the provider it failed over to for its later steps; a model
  *    refusing an output mode is asked in the next one (`llm.mode_downgraded`),
  *    and the executor remembers it for later runs (`output-mode-memory.ts`);
+ *    the run's input images are made, before each provider call, into what
+ *    that provider and model take (`multimodal-inputs.ts`);
  * 4. the cost, with `call_id = <run>:<step>:<attempt>:<claim>`, is held by the run
  *    (`holdCost`) for the next call's admission to carry; the run sends it
  *    by `_governance.record_cost` itself when no admission takes it soon,
@@ -98,6 +101,8 @@ export interface GovernedCallContext {
   emit?(type: string, payload: Record<string, unknown>): void;
   /** Downgrades remembered across runs (absent: each run starts at `tools`). */
   readonly modes?: OutputModeMemory | undefined;
+  /** The run's input images, made into what each call's provider and model take (absent: none). */
+  readonly media?: RunMedia | undefined;
 }
 
 /** Failovers one call may take, whatever the chain says. */
@@ -168,8 +173,10 @@ export async function governedCompletion(
     try {
       const { onAttempt: _, ...providerRequest } = request;
       const provider = await providerOf(ctx, llm);
+      const target = { provider, settings: llm.settings, model };
       result = await provider.complete({
         ...providerRequest,
+        messages: (await ctx.media?.materialize(request.messages, target, request.signal)) ?? request.messages,
         params: { ...llm.params, model, max_tokens: admission.maxTokens },
         outputMode: llm.outputMode ?? 'tools',
       });

@@ -17,11 +17,20 @@ import type { RunState } from './run-state.ts';
  * fails `llm_error` (it cannot call its model any more).
  */
 
-/** The system prompt and messages of the run's next call. */
+/**
+ * The system prompt and messages of the run's next call. The query message
+ * carries the run's input images as placeholders (`multimodal-inputs.ts`),
+ * made into image or file parts for each call; the context-window estimate
+ * counts text only.
+ */
 export function stepPrompt(run: RunState, prepared: PreparedRun): { system: string; messages: ChatMessage[] } {
+  const messages = promptMessages(prepared.history, run.task.query, run.checkpoint.messages);
+  const parts = prepared.call.media?.placeholders ?? [];
+  const query = messages[prepared.history.length];
+  if (parts.length > 0 && query !== undefined) messages[prepared.history.length] = { ...query, parts };
   return {
     system: systemPrompt(prepared.agent.system, run.task.goal, [prepared.memoryText, prepared.artifactsText]),
-    messages: promptMessages(prepared.history, run.task.query, run.checkpoint.messages),
+    messages,
   };
 }
 

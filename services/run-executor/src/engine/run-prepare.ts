@@ -7,6 +7,8 @@ import { toAgentRunConfig } from './agent-config.ts';
 import type { AgentRunConfig, EffectiveConfigRecord } from './agent-config.ts';
 import { dispositionEventId, dispositionPayload, planInputArtifacts } from './dispositions.ts';
 import type { GovernedCallContext, RunLlm } from './llm-call.ts';
+import { mediaSupport, runMedia } from './multimodal-run.ts';
+import type { RunMedia } from './multimodal-inputs.ts';
 import { historyMessages } from './planner.ts';
 import { occurredAt } from './run-events.ts';
 import { ownerIdentity } from './run-finish.ts';
@@ -47,8 +49,9 @@ export interface PreparedRun {
  *    (governance; none for a provider whose key comes from its inference
  *    broker at each call); undefined when the run ended or must stop while
  *    it waited;
- * 3. then the input artifacts' dispositions (and inline contents), and the
- *    record of a fresh configuration.
+ * 3. then the input artifacts' dispositions (and inline contents; images
+ *    for a model that takes them: `multimodal-run.ts`), and the record of a
+ *    fresh configuration.
  *
  * The dispositions are published once, before the first planner step
  * (fixed event ids: a redelivery before the first checkpoint publishes them
@@ -81,6 +84,7 @@ export async function prepareRun(run: RunState): Promise<PreparedRun | undefined
         agentDefault: agent.defaultDisposition,
         exposedTools: new Set(exposed.keys()),
         inlineMaxBytes: settings.inlineArtifactMaxBytes,
+        media: mediaSupport(agent),
       },
       run.deps.artifacts,
       run.owner,
@@ -103,7 +107,7 @@ export async function prepareRun(run: RunState): Promise<PreparedRun | undefined
   return {
     effective,
     agent,
-    call: callContext(run, agent, llm),
+    call: callContext(run, agent, llm, runMedia(run, artifacts.images)),
     exposed,
     specs: tools.specs([...exposed.values()]),
     history: historyMessages(turns, run.taskId),
@@ -152,7 +156,12 @@ async function providerKey(run: RunState, agent: AgentRunConfig): Promise<string
   return run.deps.governance.providerKey(run.events.quad, providerName(agent.provider));
 }
 
-function callContext(run: RunState, agent: AgentRunConfig, llm: RunLlm): GovernedCallContext {
+function callContext(
+  run: RunState,
+  agent: AgentRunConfig,
+  llm: RunLlm,
+  media: RunMedia | undefined,
+): GovernedCallContext {
   const asker = {
     owner: run.owner,
     taskId: run.taskId,
@@ -177,5 +186,6 @@ function callContext(run: RunState, agent: AgentRunConfig, llm: RunLlm): Governe
     refuseBrokerKey: (settings) => run.deps.credentials.invalidate(asker, settings),
     emit: (type, payload) => run.events.emit(type, payload),
     modes: run.deps.outputModes,
+    media,
   };
 }

@@ -1,12 +1,14 @@
-import { OpenAI } from 'openai';
-import { abortError, ContextLengthExceeded, estimateTokens, OutputModeRefused } from './provider.ts';
+import { OpenAI, toFile } from 'openai';
+import { abortError, ContextLengthExceeded, estimateTokens, OutputModeRefused, partText } from './provider.ts';
 import type {
   ChatMessage,
   CompletionRequest,
   CompletionResult,
+  ContentPart,
   Decision,
   LlmProvider,
   OutputMode,
+  ProviderFileUpload,
   TokenUsage,
 } from './provider.ts';
 import { decisionInstruction, parseTextDecision } from './text-decision.ts';
@@ -29,9 +31,20 @@ import { decisionInstruction, parseTextDecision } from './text-decision.ts';
  * (`text-decision.ts`), `json` under `response_format: json_object`. A 400
  * refusing tools or the response format throws {@link OutputModeRefused}; a
  * 400 with `code: context_length_exceeded` throws {@link ContextLengthExceeded}.
+ *
+ * Input images: a user message's parts follow its text as content parts —
+ * an image as an `image_url` data URL, a provider file as a `file` part
+ * naming its id ({@link PROVIDER_FILE_PURPOSE} uploads through `POST
+ * /v1/files`, expiring after {@link PROVIDER_FILE_TTL_SECONDS}).
  */
 
 type MessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+type UserContentPart = OpenAI.Chat.Completions.ChatCompletionContentPart;
+
+/** The `purpose` of uploaded input files: OpenAI's for files given to a model as input. */
+export const PROVIDER_FILE_PURPOSE = 'user_data';
+/** Uploaded input files expire after 30 days (OpenAI's longest), so that none stays for ever. */
+export const PROVIDER_FILE_TTL_SECONDS = 30 * 24 * 3600;
 type ToolParam = OpenAI.Chat.Completions.ChatCompletionTool;
 
 /** Settings of one provider installation (from the agent configuration). */
@@ -69,11 +82,20 @@ export function toWireMessages(system: string, messages: readonly ChatMessage[])
       });
     } else if (m.role === 'tool') {
       out.push({ role: 'tool', tool_call_id: m.tool_call_id ?? '', content: m.content });
+    } else if (m.role === 'user' && m.parts !== undefined && m.parts.length > 0) {
+      out.push({ role: 'user', content: [{ type: 'text', text: m.content }, ...m.parts.map(wirePart)] });
     } else {
       out.push({ role: m.role, content: m.content } as MessageParam);
     }
   }
   return out;
+}
+
+/** A message part as a chat-completions content part. */
+function wirePart(part: ContentPart): UserContentPart {
+  if (part.type === 'image') return { type: 'image_url', image_url: { url: part.data_url } };
+  if (part.type === 'file') return { type: 'file', file: { file_id: part.file_id } };
+  return { type: 'text', text: partText(part) };
 }
 
 function parseArgs(raw: string): Record<string, unknown> | undefined {
@@ -357,6 +379,17 @@ export function createOpenAiProvider(settings: OpenAiSettings): LlmProvider {
       } finally {
         deadline.clear();
       }
+    },
+    async uploadFile(file: ProviderFileUpload): Promise<string> {
+      const uploaded = await client.files.create(
+        {
+          file: await toFile(file.bytes, file.filename, { type: file.mime }),
+          purpose: PROVIDER_FILE_PURPOSE,
+          expires_after: { anchor: 'created_at', seconds: PROVIDER_FILE_TTL_SECONDS },
+        },
+        { signal: file.signal },
+      );
+      return uploaded.id;
     },
   };
 }

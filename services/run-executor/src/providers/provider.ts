@@ -5,6 +5,20 @@ import type { ToolSpec } from '../tools/registry.ts';
  * a decision (call a tool, or finish with an answer).
  */
 
+/**
+ * A part of a user message after its text: one of the run's input
+ * artifacts. `artifact` is the run's own placeholder (the engine replaces
+ * it before each call with what that provider and model take: `llm-call.ts`);
+ * a provider given one shows it as a text reference. `image` carries the
+ * bytes as a data URL; `file` names a file uploaded to the provider's file
+ * API; `text` is a reference shown instead of content the model cannot take.
+ */
+export type ContentPart =
+  | { readonly type: 'artifact'; readonly artifact_id: string; readonly mime: string }
+  | { readonly type: 'image'; readonly artifact_id: string; readonly mime: string; readonly data_url: string }
+  | { readonly type: 'file'; readonly artifact_id: string; readonly mime: string; readonly file_id: string }
+  | { readonly type: 'text'; readonly text: string };
+
 /** One message of a run's conversation (the system prompt travels separately). */
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
@@ -13,6 +27,35 @@ export interface ChatMessage {
   tool_call?: { id: string; name: string; args: Record<string, unknown> };
   /** tool: the call this message answers. */
   tool_call_id?: string;
+  /**
+   * user: what follows the text (the run's query carries its input images).
+   * Built for each call, never checkpointed: bytes do not enter the run's state.
+   */
+  parts?: readonly ContentPart[];
+}
+
+/** A file for a provider's file API. */
+export interface ProviderFileUpload {
+  readonly bytes: Uint8Array;
+  readonly mime: string;
+  /** The name the provider shows (the artifact id). */
+  readonly filename: string;
+  /** Stops the upload (a hard cancel, a drain). */
+  readonly signal: AbortSignal;
+}
+
+/** The text a provider shows for a part it does not send as content. */
+export function partText(part: ContentPart): string {
+  switch (part.type) {
+    case 'text':
+      return part.text;
+    case 'artifact':
+      return `[input artifact ${part.artifact_id} (${part.mime})]`;
+    case 'image':
+      return `[image ${part.artifact_id} (${part.mime})]`;
+    case 'file':
+      return `[file ${part.file_id}: input artifact ${part.artifact_id} (${part.mime})]`;
+  }
 }
 
 /** `llm.completion.chunk` Kind values. */
@@ -138,6 +181,11 @@ export interface CompletionResult {
 export interface LlmProvider {
   readonly kind: string;
   complete(request: CompletionRequest): Promise<CompletionResult>;
+  /**
+   * Uploads a file to the provider's file API and returns its file id;
+   * absent for a provider without one. Throws on failure or abort.
+   */
+  uploadFile?(file: ProviderFileUpload): Promise<string>;
 }
 
 /** The error a provider throws when `signal` (a hard cancel, a drain) stopped its call. */

@@ -1,7 +1,15 @@
 import { parseDirective, scriptFromRecords, stepAt } from './script.ts';
 import type { Script } from './script.ts';
 import { abortError, estimateTokens } from './provider.ts';
-import type { ChatMessage, CompletionRequest, CompletionResult, Decision, LlmProvider } from './provider.ts';
+import type {
+  ChatMessage,
+  CompletionRequest,
+  CompletionResult,
+  ContentPart,
+  Decision,
+  LlmProvider,
+} from './provider.ts';
+import { createHash } from 'node:crypto';
 import { setTimeout as wait } from 'node:timers/promises';
 
 /**
@@ -13,7 +21,9 @@ import { setTimeout as wait } from 'node:timers/promises';
  * next prompt on `planner.decision` ReasoningTrace. An `inspect` step
  * reports the whole request instead ({@link inspection}): the system prompt,
  * the parameters and the tools, so a test sees what every configuration
- * layer, governance and memory changed.
+ * layer, governance and memory changed. A message's parts (input images)
+ * are reported too, one line each ({@link describePart}): the image's bytes
+ * as a size and a digest, never the bytes.
  */
 
 export const SCRIPTED_MODEL = 'scripted';
@@ -41,7 +51,29 @@ function earlierTurns(request: Pick<CompletionRequest, 'query' | 'messages'>): n
   return queryAt <= 0 ? 0 : Math.floor(queryAt / 2);
 }
 
-/** `goal: …`, `history: n turns` when the session has earlier turns, then one line per new message (`tool: …`, `context: …`, `user: …`). */
+/** One part as the scripted provider reports it: `image <id> <mime> <n> bytes sha256:<hex 12>`, `file <file id> <id>`, …. */
+export function describePart(part: ContentPart): string {
+  switch (part.type) {
+    case 'image': {
+      const bytes = Buffer.from(part.data_url.slice(part.data_url.indexOf(',') + 1), 'base64');
+      const digest = createHash('sha256').update(bytes).digest('hex').slice(0, 12);
+      return `image ${part.artifact_id} ${part.mime} ${bytes.length} bytes sha256:${digest}`;
+    }
+    case 'file':
+      return `file ${part.file_id} ${part.artifact_id} ${part.mime}`;
+    case 'artifact':
+      return `artifact ${part.artifact_id} ${part.mime}`;
+    case 'text':
+      return `text ${part.text}`;
+  }
+}
+
+/** The parts of every message, described, in order. */
+function describedParts(messages: readonly ChatMessage[]): string[] {
+  return messages.flatMap((m) => (m.parts ?? []).map(describePart));
+}
+
+/** `goal: …`, `history: n turns` when the session has earlier turns, then one line per new message (`tool: …`, `context: …`, `user: …`) and per part of it (`part: …`). */
 export function promptDigest(request: Pick<CompletionRequest, 'goal' | 'query' | 'messages'>): string {
   const lines = [`goal: ${request.goal}`];
   const turns = earlierTurns(request);
@@ -49,18 +81,20 @@ export function promptDigest(request: Pick<CompletionRequest, 'goal' | 'query' |
   for (const m of newMessages(request.messages)) {
     const role = m.role === 'system' ? 'context' : m.role;
     lines.push(`${role}: ${m.content}`);
+    for (const part of m.parts ?? []) lines.push(`part: ${describePart(part)}`);
   }
   const digest = lines.join('\n');
   return digest.length > MAX_DIGEST_CHARS ? `${digest.slice(0, MAX_DIGEST_CHARS)}…` : digest;
 }
 
-/** What an `inspect` step reports: the JSON of the request's system prompt, parameters, tools and message count. */
+/** What an `inspect` step reports: the JSON of the request's system prompt, parameters, tools, message count and parts. */
 export function inspection(request: Pick<CompletionRequest, 'system' | 'params' | 'tools' | 'messages'>): string {
   return JSON.stringify({
     system: request.system,
     params: request.params,
     tools: request.tools.map((t) => t.name),
     messages: request.messages.length,
+    parts: describedParts(request.messages),
   });
 }
 

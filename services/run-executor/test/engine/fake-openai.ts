@@ -6,7 +6,9 @@ import type { AddressInfo } from 'node:net';
  * A chat-completions server on an ephemeral port, speaking the streaming
  * wire format well or badly: the first segment of the request path picks the
  * behaviour (`url('stall')` is `http://127.0.0.1:<port>/stall/v1`), so one
- * server serves every agent configuration of a test file.
+ * server serves every agent configuration of a test file. Requests are kept
+ * as sent (image and file content parts included); `POST <base>/files` is
+ * OpenAI's file API (multipart `file` and `purpose`, answering `file-<n>`).
  */
 
 export const FAKE_OPENAI_BEHAVIOURS = {
@@ -30,6 +32,8 @@ export const FAKE_OPENAI_BEHAVIOURS = {
   contentFilter: 'content-filter',
   /** A content chunk, then `finish_reason: length`: the answer reached `max_tokens`. */
   maxTokens: 'max-tokens',
+  /** Chats as `tool-then-answer`, but has no file API: `POST /v1/files` answers 404. */
+  noFiles: 'no-files',
 } as const;
 export type FakeOpenAiBehaviour = (typeof FAKE_OPENAI_BEHAVIOURS)[keyof typeof FAKE_OPENAI_BEHAVIOURS];
 
@@ -43,11 +47,29 @@ export interface FakeOpenAiRequest {
   readonly closed: Promise<void>;
 }
 
+/** One file uploaded to `POST /v1/files` (multipart), as the server read it. */
+export interface FakeOpenAiUpload {
+  readonly behaviour: string;
+  /** The id the server answered with (`file-<n>`). */
+  readonly id: string;
+  readonly purpose: string;
+  readonly filename: string;
+  /** The file part's content type. */
+  readonly mime: string;
+  readonly bytes: Buffer;
+  /** The other form fields (`expires_after[seconds]`, …). */
+  readonly fields: Readonly<Record<string, string>>;
+}
+
 export interface FakeOpenAi {
   /** The base URL (`baseURL` of the SDK) of a behaviour. */
   url(behaviour: FakeOpenAiBehaviour): string;
-  /** Every request, in arrival order. */
+  /** Every chat-completions request, in arrival order. */
   readonly requests: FakeOpenAiRequest[];
+  /** Every file uploaded, in arrival order (a refused upload is not one). */
+  readonly uploads: FakeOpenAiUpload[];
+  /** The behaviour of every `POST /v1/files`, refused ones included, in arrival order. */
+  readonly fileRequests: string[];
   stop(): Promise<void>;
 }
 
@@ -103,6 +125,7 @@ function toolThenAnswer(res: ServerResponse, body: { messages: { role: string }[
 function respond(behaviour: string, res: ServerResponse, body: { messages: { role: string }[] }): void {
   switch (behaviour) {
     case FAKE_OPENAI_BEHAVIOURS.toolThenAnswer:
+    case FAKE_OPENAI_BEHAVIOURS.noFiles:
       return toolThenAnswer(res, body);
     case FAKE_OPENAI_BEHAVIOURS.stall:
       startEvents(res);
@@ -139,16 +162,70 @@ function respond(behaviour: string, res: ServerResponse, body: { messages: { rol
   }
 }
 
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+/** Reads a multipart upload as OpenAI's file API does; undefined when it has no file or purpose. */
+async function readUpload(
+  req: IncomingMessage,
+  raw: Buffer,
+  behaviour: string,
+  id: string,
+): Promise<FakeOpenAiUpload | undefined> {
+  const form = await new Response(raw, { headers: { 'content-type': req.headers['content-type'] ?? '' } }).formData();
+  const file = form.get('file');
+  const purpose = form.get('purpose');
+  if (!(file instanceof File) || typeof purpose !== 'string') return undefined;
+  const fields: Record<string, string> = {};
+  for (const [name, value] of form.entries()) if (typeof value === 'string') fields[name] = value;
+  const bytes = Buffer.from(await file.arrayBuffer());
+  return { behaviour, id, purpose, filename: file.name, mime: file.type, bytes, fields };
+}
+
+/** `POST /v1/files`: stores the upload and answers a file object, or 404 for `no-files`, or 400 for a bad form. */
+async function fileApi(
+  req: IncomingMessage,
+  res: ServerResponse,
+  raw: Buffer,
+  behaviour: string,
+  uploads: FakeOpenAiUpload[],
+) {
+  if (behaviour === FAKE_OPENAI_BEHAVIOURS.noFiles) {
+    return sendJson(res, 404, { error: { message: 'Not Found', type: 'invalid_request_error' } });
+  }
+  const upload = await readUpload(req, raw, behaviour, `file-${uploads.length + 1}`);
+  if (upload === undefined) return sendJson(res, 400, { error: { message: 'file and purpose are required' } });
+  uploads.push(upload);
+  sendJson(res, 200, {
+    id: upload.id,
+    object: 'file',
+    bytes: upload.bytes.length,
+    created_at: 1,
+    filename: upload.filename,
+    purpose: upload.purpose,
+    status: 'processed',
+  });
+}
+
 /** Starts the server on 127.0.0.1 and an ephemeral port. */
 export function startFakeOpenAi(): Promise<FakeOpenAi> {
   const requests: FakeOpenAiRequest[] = [];
+  const uploads: FakeOpenAiUpload[] = [];
+  const fileRequests: string[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const behaviour = (req.url ?? '').split('/')[1] ?? '';
     const closed = new Promise<void>((resolve) => res.on('close', resolve));
-    let text = '';
-    req.on('data', (d: Buffer) => (text += d.toString()));
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => chunks.push(d));
     req.on('end', () => {
-      const body = JSON.parse(text) as { messages: { role: string }[] };
+      const raw = Buffer.concat(chunks);
+      if (req.method === 'POST' && (req.url ?? '').endsWith('/v1/files')) {
+        fileRequests.push(behaviour);
+        return void fileApi(req, res, raw, behaviour, uploads).catch(() => sendJson(res, 500, { error: {} }));
+      }
+      const body = JSON.parse(raw.toString()) as { messages: { role: string }[] };
       requests.push({ behaviour, body, authorization: req.headers.authorization, closed });
       respond(behaviour, res, body);
     });
@@ -159,6 +236,8 @@ export function startFakeOpenAi(): Promise<FakeOpenAi> {
       resolve({
         url: (behaviour) => `${base}/${behaviour}/v1`,
         requests,
+        uploads,
+        fileRequests,
         stop: () =>
           new Promise((done) => {
             server.closeAllConnections();
