@@ -27,9 +27,14 @@ export interface MemberOutcome {
 export type GroupResolution =
   { readonly kind: 'resolved' } | { readonly kind: 'cancelled'; readonly origin: GroupCancelOrigin };
 
-/** The group of the `callId` tool call of run `ownerTaskId`: the same across a redelivered run. */
-export function groupIdOf(ownerTaskId: string, callId: string): string {
-  return `${ownerTaskId}:group:${callId}`;
+/**
+ * The group spawned in planner step `step` of run `ownerTaskId`. Keyed by
+ * the step, not by the tool call id: a redelivered run replays the step and
+ * a model (the `openai` provider) names its call anew each time, so a key of
+ * the call's id made a second group (and spawned every child again).
+ */
+export function groupIdOf(ownerTaskId: string, step: number): string {
+  return `${ownerTaskId}:group:step-${step}`;
 }
 
 /** The idempotency key of the group's `index`-th child: spawning it again finds the first one. */
@@ -82,4 +87,43 @@ export function decideGroup(
 ): 'resolved' | 'fail_fast' | undefined {
   if (failFast && outcomes.some((o) => o !== undefined && o.status !== 'complete')) return 'fail_fast';
   return outcomes.every((o) => o !== undefined) ? 'resolved' : undefined;
+}
+
+/** What settling a group nobody waits on decides: its resolution (recorded once), and what follows. */
+export interface Settlement {
+  /** The resolution to record (the stored one when there is one); undefined: not decided yet. */
+  readonly resolution: GroupResolution | undefined;
+  /** Cancel the members still running (a cancelled group). */
+  readonly cancelLive: boolean;
+  /** Publish the resolution's event: the group is decided and every member ended, so its completion is final. */
+  readonly publish: boolean;
+}
+
+/**
+ * Settles a group whose owner does not wait on it (`retain_turn` false),
+ * from its members' outcomes as one of them ended: fail-fast as in
+ * {@link decideGroup}; an owner run that was cancelled (its cancellation
+ * cascaded to the members) cancels it `parent_cancelled` once a member
+ * ended cancelled; every member ended resolves it. The event goes out once
+ * every member ended (a cancelled group's completion lists each member's end).
+ */
+export function settleGroup(input: {
+  readonly failFast: boolean;
+  readonly resolution: GroupResolution | undefined;
+  readonly outcomes: readonly (MemberOutcome | undefined)[];
+  readonly ownerCancelled: boolean;
+}): Settlement {
+  let resolution = input.resolution;
+  if (resolution === undefined) {
+    const decision = decideGroup(input.failFast, input.outcomes);
+    if (decision === 'fail_fast') resolution = { kind: 'cancelled', origin: GROUP_CANCEL_ORIGINS.failFast };
+    else if (input.ownerCancelled && input.outcomes.some((o) => o?.status === 'cancelled')) {
+      resolution = { kind: 'cancelled', origin: GROUP_CANCEL_ORIGINS.parentCancelled };
+    } else if (decision === 'resolved') resolution = { kind: 'resolved' };
+  }
+  return {
+    resolution,
+    cancelLive: resolution?.kind === 'cancelled',
+    publish: resolution !== undefined && input.outcomes.every((o) => o !== undefined),
+  };
 }

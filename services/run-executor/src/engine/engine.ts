@@ -27,7 +27,7 @@ import type { RunConsumer } from './run-consumer.ts';
 import { createRun } from './run-loop.ts';
 import type { RunDeps } from './run-state.ts';
 import { createStaleRunSweeper } from './stale-runs.ts';
-import { createSpawnGroupTool } from './task-groups.ts';
+import { createSpawnGroupTool, settlingGroupOnEnd } from './task-groups.ts';
 import { createToolCallReporter } from './tool-call-reporter.ts';
 import { createWorkQueue } from './work-queue.ts';
 
@@ -98,7 +98,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   });
   const toolCalls = createToolCallReporter({ rpc, logger, timeoutMs });
   const { tasks, runStates, groups, publisher } = options;
-  const spawnGroup = createSpawnGroupTool({ bus, publisher, tasks, runStates, groups, pollMs: GROUP_POLL_MS });
+  const groupDeps = { bus, publisher, tasks, runStates, groups, pollMs: GROUP_POLL_MS, logger };
+  const spawnGroup = createSpawnGroupTool(groupDeps);
   const deps: RunDeps = {
     bus,
     pipeline,
@@ -144,7 +145,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     leaseTtlMs: settings.leaseTtlMs,
     drainGraceMs: settings.drainGraceMs,
     drainUnsafeCallMs: settings.drainUnsafeCallMs,
-    createRun: (taskId, deliveryCount, holdsLease) => createRun(taskId, deps, deliveryCount, holdsLease),
+    // A group member's end settles a group nobody waits on (task-groups.ts).
+    createRun: (taskId, deliveryCount, holdsLease) =>
+      settlingGroupOnEnd(createRun(taskId, deps, deliveryCount, holdsLease), groupDeps),
   });
   ref.consumer = consumer;
   consumer.start();

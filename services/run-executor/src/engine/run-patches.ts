@@ -1,6 +1,8 @@
 import type { RunOverridesView } from '@ars/contracts';
 import type { LiveOverrides } from '../store/run-state.repository.ts';
 import { toAgentRunConfig } from './agent-config.ts';
+import { LlmCallRefused } from './governance.ts';
+import type { RefusalReason } from './governance.ts';
 import type { EffectiveConfigRecord } from './agent-config.ts';
 import type { PreparedRun } from './run-prepare.ts';
 import { applyRunOverrides, RUN_INSTRUCTIONS_BLOCK, RUN_OVERRIDE_MEMBERS } from './run-overrides.ts';
@@ -13,12 +15,18 @@ import type { RunState } from './run-state.ts';
  * changed since it last looked (`updated_at`), the members that changed are
  * one patch, identified by that `updated_at` (what `runs.set_overrides`
  * answered): applied to the rest of the run (`task.patch_applied`) or
- * refused whole (`task.patch_rejected`, the reason in the log):
+ * refused whole (`task.patch_rejected`; the event has only the PatchID, the
+ * reason is in the log):
  *
- * - `model` is fixed for a run: its recorded configuration, context window,
- *   output mode and governance tier follow it (`model_fixed_for_run`);
  * - a cleared member cannot fall back mid-run, the layers under it are not
  *   kept (`cleared_mid_run`);
+ * - a new `model` must be one governance admits for the run: governance is
+ *   asked to admit a call of it before the patch applies, and its refusal
+ *   (`model_not_allowed` when the tier does not list it, or any other
+ *   admission refusal) refuses the patch, so that a patch never makes the
+ *   run's next call fail. Admitted, it replaces the run's model from this
+ *   step on (its context window follows the model; its output mode is
+ *   looked up again); the configuration recorded at the start stays;
  * - `temperature`, `max_tokens`, `reasoning_effort` replace the run's
  *   parameters, `system_prompt` its prompt layers, `extra_instructions` its
  *   run instructions block (as at the first claim: `run-overrides.ts`).
@@ -29,23 +37,25 @@ import type { RunState } from './run-state.ts';
  * fixed by the patch).
  */
 
-/** Why a patch is refused. */
+/** Why a patch is refused, besides governance's refusal of its model (a {@link RefusalReason}). */
 export const PATCH_REJECTIONS = {
-  modelFixed: 'model_fixed_for_run',
   cleared: 'cleared_mid_run',
 } as const;
-export type PatchRejection = (typeof PATCH_REJECTIONS)[keyof typeof PATCH_REJECTIONS];
+export type PatchRejection = (typeof PATCH_REJECTIONS)[keyof typeof PATCH_REJECTIONS] | RefusalReason;
 
 export type PatchDecision =
   | { readonly kind: 'none' }
   | { readonly kind: 'apply'; readonly members: RunOverridesView }
   | { readonly kind: 'reject'; readonly reason: PatchRejection; readonly members: readonly RunOverrideMember[] };
 
-/** What changed between the overrides a run saw and the session's now, and whether it may apply. */
+/**
+ * What changed between the overrides a run saw and the session's now, and
+ * whether it may apply as far as the overrides tell (a new model is then
+ * checked with governance: {@link applyPendingPatch}).
+ */
 export function decidePatch(seen: RunOverridesView, now: RunOverridesView): PatchDecision {
   const changed = RUN_OVERRIDE_MEMBERS.filter((m) => JSON.stringify(seen[m]) !== JSON.stringify(now[m]));
   if (changed.length === 0) return { kind: 'none' };
-  if (changed.includes('model')) return { kind: 'reject', reason: PATCH_REJECTIONS.modelFixed, members: changed };
   if (changed.some((m) => now[m] === undefined)) {
     return { kind: 'reject', reason: PATCH_REJECTIONS.cleared, members: changed };
   }
@@ -80,10 +90,28 @@ function usePatches(prepared: PreparedRun, applied: RunOverridesView): void {
   prepared.agent = { ...prepared.agent, system: toAgentRunConfig(patched).system };
   const { llm } = prepared.call;
   const params: Record<string, unknown> = { ...llm.params };
-  for (const m of ['temperature', 'max_tokens', 'reasoning_effort'] as const) {
+  for (const m of ['model', 'temperature', 'max_tokens', 'reasoning_effort'] as const) {
     if (applied[m] !== undefined) params[m] = applied[m];
   }
+  // The output mode the previous model accepted says nothing of the new one: the next call looks it up again.
+  if (applied.model !== undefined && applied.model !== llm.params.model) llm.outputMode = undefined;
   llm.params = params as typeof llm.params;
+}
+
+/**
+ * Governance's refusal of the patched model for the run, or undefined when
+ * it admits a call of it. The check is an admission like any call's (one
+ * rate-limit token of the new model is drawn); governance not answering is
+ * thrown, as for a call (the run is retried and decides the patch again).
+ */
+async function modelRefusal(prepared: PreparedRun, model: string): Promise<RefusalReason | undefined> {
+  try {
+    await prepared.call.governance.admit(prepared.call.quad, { model, requestedMaxTokens: 1 });
+    return undefined;
+  } catch (error) {
+    if (error instanceof LlmCallRefused) return error.reason;
+    throw error;
+  }
 }
 
 /**
@@ -101,7 +129,12 @@ export async function applyPendingPatch(run: RunState, prepared: PreparedRun): P
     return;
   }
   if (live.at === at) return;
-  const decision = decidePatch(live.seen, now.overrides);
+  let decision = decidePatch(live.seen, now.overrides);
+  const model = decision.kind === 'apply' ? decision.members.model : undefined;
+  const refusal = model === undefined ? undefined : await modelRefusal(prepared, model);
+  if (decision.kind === 'apply' && refusal !== undefined) {
+    decision = { kind: 'reject', reason: refusal, members: Object.keys(decision.members) as RunOverrideMember[] };
+  }
   const next: LiveOverrides = { at, seen: now.overrides, applied: live.applied };
   if (decision.kind === 'apply') {
     next.applied = { ...live.applied, ...decision.members };

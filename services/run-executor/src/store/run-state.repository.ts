@@ -129,7 +129,12 @@ export interface SessionTurn {
 interface SessionTurnsRecord {
   _id: string;
   turns: SessionTurn[];
+  /** Bumped by every append (absent on records written before it existed). */
+  version?: number;
 }
+
+/** Appends that lost the race to another run of the session before one gives up. */
+const TURN_APPEND_ATTEMPTS = 50;
 
 /** Turns kept per session for the prompt. */
 export const SESSION_TURNS_KEPT = 10;
@@ -341,12 +346,32 @@ export function createRunStateRepository(store: Store): RunStateRepository {
     },
 
     async appendSessionTurn(owner, turn): Promise<void> {
-      // Read-modify-write: turns of one session are sequential; a rare lost
-      // update only drops one turn from later prompts.
+      // Compare-and-set on `version`: runs of one session end at the same
+      // time (a task group's members), and a plain read-modify-write would
+      // drop one of their turns. A replayed turn replaces its earlier copy.
       const key = sessionKey(owner);
-      const current = (await turns.findOne({ _id: key }))?.turns ?? [];
-      const next = [...current.filter((t) => t.task_id !== turn.task_id), turn].slice(-SESSION_TURNS_KEPT);
-      await turns.updateOne({ _id: key }, { $set: { turns: next } }, { upsert: true });
+      for (let attempt = 0; attempt < TURN_APPEND_ATTEMPTS; attempt += 1) {
+        const current = await turns.findOne({ _id: key });
+        const next = [...(current?.turns ?? []).filter((t) => t.task_id !== turn.task_id), turn].slice(
+          -SESSION_TURNS_KEPT,
+        );
+        if (current === null) {
+          try {
+            await turns.insertOne({ _id: key, turns: next, version: 1 });
+            return;
+          } catch (error) {
+            if (!isDuplicateKeyError(error)) throw error;
+            continue;
+          }
+        }
+        const version = current.version ?? 0;
+        const { matchedCount } = await turns.updateOne(
+          { _id: key, version: current.version === undefined ? { $exists: false } : version },
+          { $set: { turns: next, version: version + 1 } },
+        );
+        if (matchedCount === 1) return;
+      }
+      throw new Error(`the turns of session ${key} changed ${TURN_APPEND_ATTEMPTS} times during one append`);
     },
 
     async eraseSession(owner): Promise<number> {

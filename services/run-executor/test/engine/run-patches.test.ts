@@ -27,12 +27,15 @@ describe('decidePatch', () => {
     });
   });
 
-  it('refuses a patch that changes the model, whatever else it changes', () => {
+  it('lets a model change through to the governance check, with what else changed', () => {
     expect(decidePatch({}, { model: 'm', temperature: 0.3 })).toEqual({
-      kind: 'reject',
-      reason: PATCH_REJECTIONS.modelFixed,
-      members: ['temperature', 'model'],
+      kind: 'apply',
+      members: { temperature: 0.3, model: 'm' },
     });
+  });
+
+  it('refuses clearing the model without asking anyone', () => {
+    expect(decidePatch({ model: 'm' }, {})).toMatchObject({ kind: 'reject', reason: PATCH_REJECTIONS.cleared });
   });
 
   it('refuses a patch that clears a member', () => {

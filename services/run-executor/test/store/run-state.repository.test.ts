@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '@ars/store';
+import { sessionKey } from '../../src/domain/session-key.ts';
 import type { Store } from '@ars/store';
 import type { ChatMessage } from '../../src/providers/provider.ts';
 import { createRunStateRepository, RUN_STATE_COLLECTIONS } from '../../src/store/run-state.repository.ts';
@@ -52,5 +53,31 @@ describe('run state repository (embedded, in memory)', () => {
       updated_at: '2026-01-01T00:00:00.000Z',
     });
     expect((await runStates.load('r2'))?.messages).toEqual([legacy]);
+  });
+
+  it('keeps every turn of runs of one session ending at once, a replayed turn once, the last ten', async () => {
+    const turn = (n: number, answer = `a${n}`) => ({
+      task_id: `t${n}`,
+      query: `q${n}`,
+      answer,
+      at: `2026-01-01T00:00:0${n % 10}Z`,
+    });
+    await Promise.all([1, 2, 3, 4].map((n) => runStates.appendSessionTurn(owner, turn(n))));
+    expect((await runStates.sessionTurns(owner)).map((t) => t.task_id).sort()).toEqual(['t1', 't2', 't3', 't4']);
+    await runStates.appendSessionTurn(owner, turn(2, 'again'));
+    const turns = await runStates.sessionTurns(owner);
+    expect(turns.filter((t) => t.task_id === 't2')).toEqual([turn(2, 'again')]);
+    await Promise.all(Array.from({ length: 12 }, (_, i) => runStates.appendSessionTurn(owner, turn(10 + i))));
+    expect(await runStates.sessionTurns(owner)).toHaveLength(10);
+  });
+
+  it('appends to a session whose turns were recorded before they had a version', async () => {
+    await store.collection(RUN_STATE_COLLECTIONS.sessionTurns).insertOne({ _id: sessionKey(owner), turns: [] });
+    const keys = await store.collection(RUN_STATE_COLLECTIONS.sessionTurns).find({});
+    expect(keys).toHaveLength(1);
+    await Promise.all(
+      [1, 2].map((n) => runStates.appendSessionTurn(owner, { task_id: `t${n}`, query: 'q', answer: 'a', at: 'x' })),
+    );
+    expect((await runStates.sessionTurns(owner)).map((t) => t.task_id).sort()).toEqual(['t1', 't2']);
   });
 });
