@@ -72,8 +72,9 @@ describe('run state repository (embedded, in memory)', () => {
   });
 
   it('appends to a session whose turns were recorded before they had a version', async () => {
-    await store.collection(RUN_STATE_COLLECTIONS.sessionTurns).insertOne({ _id: sessionKey(owner), turns: [] });
-    const keys = await store.collection(RUN_STATE_COLLECTIONS.sessionTurns).find({});
+    const records = store.collection<{ _id: string; turns: unknown[] }>(RUN_STATE_COLLECTIONS.sessionTurns);
+    await records.insertOne({ _id: sessionKey(owner), turns: [] });
+    const keys = await records.find({});
     expect(keys).toHaveLength(1);
     await Promise.all(
       [1, 2].map((n) => runStates.appendSessionTurn(owner, { task_id: `t${n}`, query: 'q', answer: 'a', at: 'x' })),
