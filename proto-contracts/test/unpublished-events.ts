@@ -46,9 +46,6 @@ export const UNPUBLISHED_EVENTS: ReadonlyMap<string, UnpublishedEvent> = new Map
     'mcp.connection.paused',
     'mcp.connection.resumed',
   ]),
-  ...group(31, 'artifacts are not yet passed to MCP servers as tool arguments (with the multimodal inputs)', [
-    'mcp.artifact_egressed',
-  ]),
   ...group(null, 'no development-time draft workspace: agents are edited through the agent_config.* setters', [
     'dev.draft.created',
     'dev.draft.discarded',

@@ -1,4 +1,5 @@
 import { isServiceError, refusalOf, ServiceError, TOOLS_CATALOGUE } from '@ars/contracts';
+import { agentEgressPolicy, withArtifactEgress } from '../tools/mcp-egress.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { sourceOf } from '../tools/tool.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
@@ -14,7 +15,9 @@ import type { RunState } from './run-state.ts';
  * agent-registry's `_tools.catalogue` (asked at each claim, a redelivery's
  * included), with the tenant's approval policies over both: those recorded
  * with the run's effective configuration (see `createToolRegistry` for the
- * precedence). An agent without MCP connections never asks.
+ * precedence). An agent without MCP connections never asks. The MCP tools
+ * send the artifacts their arguments name as `artifact://<id>`, under the
+ * agent's policy (`tools/mcp-egress.ts`).
  *
  * The catalogue not answering is waited for like the agent's configuration:
  * `unavailable` or `timeout` (an agent-registry without the endpoint counts
@@ -42,7 +45,12 @@ export async function runToolRegistry(run: RunState, agent: AgentRunConfig): Pro
       'MCP servers unavailable: their tools are left out of this run',
     );
   }
-  const mcpTools = run.deps.mcp.definitions(catalogue.tools, agent.agentId);
+  const mcpTools = withArtifactEgress(run.deps.mcp.definitions(catalogue.tools, agent.agentId), catalogue.tools, {
+    taskId: run.taskId,
+    artifacts: run.deps.artifacts,
+    events: run.events,
+    policy: agentEgressPolicy(agent),
+  });
   for (const tool of mcpTools) {
     if (run.deps.tools.get(tool.name) !== undefined) {
       run.log.warn({ tool: tool.name, server: tool.source }, 'MCP tool left out: a built-in tool has its name');
