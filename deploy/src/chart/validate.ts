@@ -3,7 +3,8 @@ import type { Manifest } from './render.ts';
 /**
  * Validates rendered objects against the Kubernetes API's JSON schemas, as
  * the `kubernetes-models` packages carry them (and KEDA's CRDs through
- * `@kubernetes-models/keda`): required members, types, formats. An object of
+ * `@kubernetes-models/keda`, the Prometheus Operator's through
+ * `@kubernetes-models/prometheus-operator`): required members, types, formats. An object of
  * a kind we have no schema for is an error too, so nothing goes unchecked.
  */
 
@@ -18,6 +19,7 @@ const MODEL_MODULES: Readonly<Record<string, () => Promise<Record<string, unknow
   'policy/v1': () => import('kubernetes-models/policy/v1'),
   'autoscaling/v2': () => import('kubernetes-models/autoscaling/v2'),
   'keda.sh/v1alpha1': () => import('@kubernetes-models/keda/keda.sh/v1alpha1'),
+  'monitoring.coreos.com/v1': () => import('@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1'),
 };
 
 /** One object that failed, named `Kind/name`. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { ConfigError, loadConfig, startService } from '@ars/service-kit';
 import type { BaseServiceConfig, ServiceDefinition } from '@ars/service-kit';
-import { createLogger } from '@ars/telemetry';
+import { createLogger, initMetrics } from '@ars/telemetry';
 import type { Logger, LoggerOptions } from '@ars/telemetry';
 import { agentRegistryService } from '../../../services/agent-registry/src/service.ts';
 import { artifactService } from '../../../services/artifact/src/service.ts';
@@ -34,6 +34,9 @@ const SERVICES = [
   artifactService,
   runExecutorService,
 ] as unknown as readonly AnyDefinition[];
+
+/** `service.name` of the one process's metrics resource (each series names its service in `ars.service`). */
+export const ONE_PROCESS_NAME = 'agent-run-service';
 
 /** The services of the one process, in start order (the gateway after them). */
 export const ONE_PROCESS_SERVICES: readonly string[] = SERVICES.map((definition) => definition.name);
@@ -109,6 +112,17 @@ function readConfigs(options: AllInOneOptions) {
 export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne> {
   const configs = readConfigs(options);
   const stops: (() => Promise<void>)[] = [];
+  // First, so that the process's one MeterProvider is named for the system, not for its first service.
+  const { gateway: g } = configs;
+  const metrics = initMetrics({
+    serviceName: ONE_PROCESS_NAME,
+    ...(g.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? {} : { otlpEndpoint: g.OTEL_EXPORTER_OTLP_ENDPOINT }),
+    ...(g.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT === undefined
+      ? {}
+      : { otlpMetricsEndpoint: g.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT }),
+    exportIntervalMs: g.OTEL_METRIC_EXPORT_INTERVAL,
+  });
+  stops.push(() => metrics.shutdown());
   const errors: unknown[] = [];
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>

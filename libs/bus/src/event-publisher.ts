@@ -8,6 +8,7 @@ import type { Bus } from './connection.ts';
 import { encodeStoredEvent } from './event-codec.ts';
 import type { StoredEvent } from './event-codec.ts';
 import { redactPayload, scrubString } from './redactor.ts';
+import { publishTimer } from './publish-metrics.ts';
 import { publishToStream } from './stream-publish.ts';
 import { encodeToken, EVENT_RUN_HEADER, eventSubject } from './subjects.ts';
 
@@ -76,6 +77,7 @@ function errorText(error: unknown): string {
 export function createEventPublisher(bus: Bus, options: EventPublisherOptions): EventPublisher {
   const { logger, source } = options;
   const lookup = options.registry ?? getEvent;
+  const timer = publishTimer(source);
 
   function programmingError(type: string, message: string, fields: Record<string, unknown> = {}): ServiceError {
     logger.error({ eventType: type, source, ...fields }, 'event rejected before publish');
@@ -116,13 +118,16 @@ export function createEventPublisher(bus: Bus, options: EventPublisherOptions): 
     h.set(SOURCE_HEADER, source);
     if (event.run !== '') h.set(EVENT_RUN_HEADER, encodeToken(event.run));
     injectTraceContext((key, value) => h.set(key, value));
+    const started = performance.now();
     try {
       const ack = await publishToStream(bus.nc, subject, encodeStoredEvent(event), {
         ...(deduplicate ? { msgId: event.id } : {}),
         headers: h,
       });
+      timer.ok.record((performance.now() - started) / 1000);
       return { sequence: ack.seq, duplicate: ack.duplicate };
     } catch (error) {
+      timer.failed.record((performance.now() - started) / 1000);
       logger.warn({ err: error, eventType: event.type, eventId: event.id }, 'event publish failed');
       throw new ServiceError('unavailable', 'the event stream did not acknowledge the event', { cause: error });
     }

@@ -53,6 +53,8 @@ export { callInternal, callInternalWithinBudget } from './internal-client.ts';
 export type { BudgetOptions, InternalCaller } from './internal-client.ts';
 export { isStreamUnreachable, publishToStream, StreamPublishError } from './stream-publish.ts';
 export type { StreamAck, StreamPublishOptions } from './stream-publish.ts';
+export { PUBLISH_DURATION, publishTimer } from './publish-metrics.ts';
+export type { PublishTimer } from './publish-metrics.ts';
 export type { CallOptions, RpcClient, RpcClientOptions } from './rpc-client.ts';
 export { pingServices } from './discovery.ts';
 export type { PingOptions, ServiceEndpointInfo, ServiceInfo } from './discovery.ts';

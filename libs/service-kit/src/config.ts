@@ -22,6 +22,27 @@ function isHttpUrl(value: string): boolean {
 }
 
 /**
+ * The metrics variables, shared by every service and the gateway:
+ * `…Config.extend(METRICS_CONFIG_SHAPE)` or spread into an object schema.
+ */
+export const METRICS_CONFIG_SHAPE = {
+  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: z
+    .string()
+    .refine(isHttpUrl, 'must be an http:// or https:// URL')
+    .optional()
+    .describe(
+      'Full URL of an OTLP/HTTP metrics endpoint (e.g. http://otel:4318/v1/metrics). Unset: <OTEL_EXPORTER_OTLP_ENDPOINT>/v1/metrics when that is set, else no OTLP metrics (GET /metrics is served either way).',
+    ),
+  OTEL_METRIC_EXPORT_INTERVAL: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(3_600_000)
+    .default(60_000)
+    .describe('Interval of the OTLP metrics export, in ms. Default 60000.'),
+} as const;
+
+/**
  * The environment every service reads (except the gateway's own extras).
  * A service extends it with its own variables:
  * `export const MemoryConfig = BaseServiceConfig.extend({ … })`.
@@ -57,7 +78,10 @@ export const BaseServiceConfig = z.object({
     .string()
     .refine(isHttpUrl, 'must be an http:// or https:// URL')
     .optional()
-    .describe('Base URL of an OTLP/HTTP trace collector (e.g. http://otel:4318); unset means no trace export.'),
+    .describe(
+      'Base URL of an OTLP/HTTP collector (e.g. http://otel:4318): traces go to /v1/traces, metrics to /v1/metrics. Unset: no OTLP export.',
+    ),
+  ...METRICS_CONFIG_SHAPE,
   INSTANCE_ID: z
     .string()
     .min(1)
@@ -79,7 +103,7 @@ export const BaseServiceConfig = z.object({
     .max(65_535)
     .optional()
     .describe(
-      'TCP port of the HTTP probe server (GET /healthz liveness, GET /readyz readiness), listening from the first moment of boot. Unset: no probe server.',
+      'TCP port of the HTTP probe server (GET /healthz liveness, GET /readyz readiness, GET /metrics in the Prometheus text format), listening from the first moment of boot. Unset: no probe server.',
     ),
   HEALTH_HOST: z
     .string()

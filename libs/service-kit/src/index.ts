@@ -5,7 +5,14 @@
  * (and, with `HEALTH_PORT`, HTTP liveness and readiness probes), and shuts
  * down gracefully.
  */
-export { BaseServiceConfig, ConfigError, LOG_LEVELS, defineServiceConfig, loadConfig } from './config.ts';
+export {
+  BaseServiceConfig,
+  ConfigError,
+  LOG_LEVELS,
+  METRICS_CONFIG_SHAPE,
+  defineServiceConfig,
+  loadConfig,
+} from './config.ts';
 export type { ConfigProblem, Environment } from './config.ts';
 export { defineService } from './service-definition.ts';
 export type {
@@ -24,7 +31,8 @@ export { DEFAULT_CHECK_TIMEOUT_MS, HEALTH_METHOD, checkDependencies, createHealt
 export type { CheckStatus, DependencyChecks, HealthOptions, HealthReport } from './health.ts';
 export { trackReadiness } from './readiness.ts';
 export type { Readiness, ReadinessOptions, ReadinessStatus, ReadinessTracker } from './readiness.ts';
-export { LIVENESS_PATH, ProbeListenError, READINESS_PATH, startProbeServer } from './probe-server.ts';
+export { LIVENESS_PATH, METRICS_PATH, ProbeListenError, READINESS_PATH, startProbeServer } from './probe-server.ts';
+export { instrumentHandlers, observeConnection, observeStoreTransactions } from './service-metrics.ts';
 export type { ProbeServer, ProbeServerOptions } from './probe-server.ts';
 export { databaseName, startService } from './start-service.ts';
 export type { RunningService, StartOverrides } from './start-service.ts';

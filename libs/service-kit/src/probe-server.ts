@@ -6,6 +6,8 @@ import type { Readiness } from './readiness.ts';
 export const LIVENESS_PATH = '/healthz';
 /** Readiness: 200 only while the service serves and its dependencies answer. */
 export const READINESS_PATH = '/readyz';
+/** The process's metrics in the Prometheus text format. */
+export const METRICS_PATH = '/metrics';
 
 /** Options of {@link startProbeServer}. */
 export interface ProbeServerOptions {
@@ -14,6 +16,11 @@ export interface ProbeServerOptions {
   readonly host?: string;
   /** Asked on every `GET /readyz`; expected never to reject (a rejection answers `unavailable`). */
   readonly readiness: () => Promise<Readiness>;
+  /**
+   * Answers `GET /metrics`: the exposition text and its content type, or
+   * `undefined` while there are none yet (then 503). Absent: no `/metrics`.
+   */
+  readonly metrics?: () => Promise<{ readonly text: string; readonly contentType: string } | undefined>;
 }
 
 /** A listening probe server. */
@@ -52,9 +59,24 @@ function send(response: ServerResponse, status: number, body: unknown, headers: 
   response.end(text);
 }
 
+async function sendMetrics(response: ServerResponse, options: ProbeServerOptions): Promise<void> {
+  const metrics = await options.metrics?.();
+  if (metrics === undefined) {
+    send(response, 503, { code: 'unavailable', message: 'metrics are not set up yet' });
+    return;
+  }
+  response.writeHead(200, {
+    'content-type': metrics.contentType,
+    'content-length': String(Buffer.byteLength(metrics.text)),
+    'cache-control': 'no-store',
+  });
+  response.end(metrics.text);
+}
+
 async function answer(request: IncomingMessage, response: ServerResponse, options: ProbeServerOptions): Promise<void> {
   const path = (request.url ?? '/').split('?', 1)[0];
-  if (path !== LIVENESS_PATH && path !== READINESS_PATH) {
+  const served = path === LIVENESS_PATH || path === READINESS_PATH || (path === METRICS_PATH && options.metrics);
+  if (!served) {
     send(response, 404, {
       code: 'not_found',
       message: `no probe at ${path}; the probes are GET ${LIVENESS_PATH} and GET ${READINESS_PATH}`,
@@ -63,6 +85,10 @@ async function answer(request: IncomingMessage, response: ServerResponse, option
   }
   if (request.method !== 'GET') {
     response.writeHead(405, { allow: 'GET' }).end();
+    return;
+  }
+  if (path === METRICS_PATH) {
+    await sendMetrics(response, options);
     return;
   }
   if (path === LIVENESS_PATH) {
@@ -78,6 +104,7 @@ async function answer(request: IncomingMessage, response: ServerResponse, option
  * `GET /healthz` answers 200 `{"status":"ok"}` whenever the event loop turns,
  * so a wedged process fails its liveness probe; `GET /readyz` answers 200 when
  * `readiness` says `ready` and 503 with its status and checks otherwise.
+ * With `metrics`, `GET /metrics` answers the Prometheus text exposition.
  * Another path is 404 `not_found`, another verb a bare 405. Resolves once
  * listening; rejects with {@link ProbeListenError} when it cannot.
  */

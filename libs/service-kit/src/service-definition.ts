@@ -3,7 +3,7 @@ import { SERVICE_NAMES } from '@ars/contracts';
 import type { ServiceName } from '@ars/contracts';
 import type { Bus, EventPublisher, RpcClient, RpcHandler } from '@ars/bus';
 import type { Store } from '@ars/store';
-import type { Logger, Telemetry } from '@ars/telemetry';
+import type { Logger, Metrics, Telemetry } from '@ars/telemetry';
 import type { BaseServiceConfig } from './config.ts';
 import type { InternalHandler } from './internal-handler.ts';
 
@@ -25,6 +25,8 @@ export interface ServiceContext<C extends BaseServiceConfig = BaseServiceConfig>
   /** This replica's id (also the services-API instance id). */
   readonly instanceId: string;
   readonly telemetry: Telemetry;
+  /** The process's metrics: `metrics.service` is the attribute set every series of the service carries. */
+  readonly metrics: Metrics;
 }
 
 /** Handlers by registry method name; a method left out answers `unimplemented`. */

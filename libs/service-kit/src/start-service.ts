@@ -7,8 +7,8 @@ import { connectBus, createEventPublisher, createRpcClient, ensureInfrastructure
 import type { Bus, RpcHandler, ServedService } from '@ars/bus';
 import { openStore } from '@ars/store';
 import type { Store } from '@ars/store';
-import { createLogger, initTelemetry } from '@ars/telemetry';
-import type { Logger, SpanExporter, Telemetry } from '@ars/telemetry';
+import { PROMETHEUS_CONTENT_TYPE, createLogger, initMetrics, initTelemetry, metricsText } from '@ars/telemetry';
+import type { Logger, Metrics, SpanExporter, Telemetry } from '@ars/telemetry';
 import type { BaseServiceConfig } from './config.ts';
 import { createHealthHandler, HEALTH_METHOD } from './health.ts';
 import { buildInternalTable } from './internal-handler.ts';
@@ -17,6 +17,7 @@ import { ProbeListenError, startProbeServer } from './probe-server.ts';
 import { trackReadiness } from './readiness.ts';
 import type { ReadinessTracker } from './readiness.ts';
 import type { ServiceDefinition, ServiceImplementation } from './service-definition.ts';
+import { instrumentHandlers, observeConnection, observeStoreTransactions } from './service-metrics.ts';
 
 /** In-process knobs for tests and embedding; production passes none. */
 export interface StartOverrides {
@@ -64,6 +65,7 @@ async function closeAll(closers: readonly Closer[], logger: Logger | undefined):
 
 interface Connections {
   readonly telemetry: Telemetry;
+  readonly metrics: Metrics;
   readonly logger: Logger;
   readonly bus: Bus;
   readonly store: Store;
@@ -83,12 +85,23 @@ async function connect(
     ...(overrides.spanExporter === undefined ? {} : { exporter: overrides.spanExporter }),
   });
   closers.push({ name: 'telemetry', close: () => telemetry.shutdown() });
+  const metrics = initMetrics({
+    serviceName: service,
+    ...(config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? {} : { otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT }),
+    ...(config.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT === undefined
+      ? {}
+      : { otlpMetricsEndpoint: config.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT }),
+    exportIntervalMs: config.OTEL_METRIC_EXPORT_INTERVAL,
+  });
+  closers.push({ name: 'metrics', close: () => metrics.shutdown() });
+  observeStoreTransactions();
   const base = overrides.logger ?? createLogger({ name: service, level: config.LOG_LEVEL });
   const logger = base.child({ instance_id: instanceId });
 
   const servers = config.NATS_URL.split(',').map((url) => url.trim());
   const bus = await connectBus({ servers, name: instanceId, logger });
   closers.push({ name: 'bus', close: () => bus.close() });
+  observeConnection(metrics, bus);
   // Retention of EVENTS is the gateway's to configure; keep what it set.
   await ensureInfrastructure(bus, { keepEventsRetention: true, replicas: config.JETSTREAM_REPLICAS, logger });
 
@@ -100,7 +113,7 @@ async function connect(
     inMemory: overrides.inMemoryStore ?? false,
   });
   closers.push({ name: 'store', close: () => store.close() });
-  return { telemetry, logger, bus, store };
+  return { telemetry, metrics, logger, bus, store };
 }
 
 /**
@@ -138,11 +151,17 @@ async function serveMethods(
     version,
     instanceId,
     description: `Agent Run Service: ${service}`,
-    handlers,
+    handlers: instrumentHandlers(service, handlers, connections.metrics),
     endpointMetadata,
     metadata: { ...implementation.metadata, instance_id: instanceId, store_kind: store.kind, build_version: version },
     logger,
   });
+}
+
+/** `GET /metrics` of the probe server: every series of the process. */
+async function serveMetrics(): Promise<{ text: string; contentType: string } | undefined> {
+  const text = await metricsText();
+  return text === undefined ? undefined : { text, contentType: PROMETHEUS_CONTENT_TYPE };
 }
 
 /**
@@ -158,7 +177,12 @@ async function openProbes(
   if (config.HEALTH_PORT === undefined) return undefined;
   const host = config.HEALTH_HOST;
   try {
-    const probes = await startProbeServer({ port: config.HEALTH_PORT, host, readiness: () => readiness.check() });
+    const probes = await startProbeServer({
+      port: config.HEALTH_PORT,
+      host,
+      readiness: () => readiness.check(),
+      metrics: serveMetrics,
+    });
     closers.push({ name: 'probes', close: () => probes.close() });
     return { host, port: probes.port };
   } catch (error) {
@@ -193,7 +217,7 @@ export async function startService<S extends z.ZodType<BaseServiceConfig>>(
     const connections = await connect(service, instanceId, config, overrides, closers);
     logger = connections.logger;
     if (probes !== undefined) logger.info(probes, 'health probes listening');
-    const { bus, store, telemetry } = connections;
+    const { bus, store, telemetry, metrics } = connections;
     const implementation = await definition.build({
       config,
       bus,
@@ -203,6 +227,7 @@ export async function startService<S extends z.ZodType<BaseServiceConfig>>(
       rpc: createRpcClient(bus),
       instanceId,
       telemetry,
+      metrics,
     });
     if (implementation.stop !== undefined) closers.push({ name: 'definition', close: implementation.stop });
     const methods = overrides.methods ?? METHODS;

@@ -22,7 +22,25 @@ describe('loadConfig', () => {
       LOG_LEVEL: 'info',
       JETSTREAM_REPLICAS: 1,
       HEALTH_HOST: '0.0.0.0',
+      OTEL_METRIC_EXPORT_INTERVAL: 60_000,
     });
+  });
+
+  it('refuses an OTLP metrics endpoint that is not an http URL and an export interval under a second', () => {
+    let problems: readonly { variable: string }[] = [];
+    try {
+      loadConfig(BaseServiceConfig, {
+        NATS_URL: 'nats://127.0.0.1:4222',
+        OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'otel:4318',
+        OTEL_METRIC_EXPORT_INTERVAL: '10',
+      });
+    } catch (error) {
+      problems = (error as { problems: readonly { variable: string }[] }).problems;
+    }
+    expect(problems.map((p) => p.variable).sort()).toEqual([
+      'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT',
+      'OTEL_METRIC_EXPORT_INTERVAL',
+    ]);
   });
 
   it('returns a frozen config', () => {

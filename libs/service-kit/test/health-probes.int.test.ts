@@ -157,9 +157,20 @@ describe('the probe server of a service started with HEALTH_PORT', () => {
   it('answers another path with 404 not_found', async () => {
     const port = await findFreePort();
     await start(plain, port);
-    const answer = await probe(port, '/metrics');
+    const answer = await probe(port, '/status');
     expect(answer).toMatchObject({ status: 404, body: { code: 'not_found' } });
     expect((answer.body as { message: string }).message).toContain('/readyz');
+  });
+
+  it('serves the process metrics on /metrics: the NATS connection and the served methods of the service', async () => {
+    const port = await findFreePort();
+    await start(plain, port);
+    const response = await fetch(`http://127.0.0.1:${port}/metrics`);
+    const text = await response.text();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/plain; version=0.0.4');
+    expect(text).toContain('ars_nats_connected{ars_service="memory"} 1');
+    expect(text).toMatch(/^rpc_server_call_duration_count\{[^}]*rpc_method="_health"[^}]*\} 0$/m);
   });
 
   it('answers another verb with 405 allowing GET', async () => {

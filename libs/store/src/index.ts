@@ -4,6 +4,8 @@
  * {@link Collection}s; only this package imports `mongodb` and nedb.
  */
 export { openStore } from './open-store.ts';
+export { observeTransactions } from './transaction-timing.ts';
+export type { TransactionObserver } from './transaction-timing.ts';
 export type { OpenStoreOptions } from './open-store.ts';
 export { DEFAULT_COMPACTION_INTERVAL_MS, DEFAULT_SYNC_INTERVAL_MS, EMBEDDED_ENGINES } from './embedded.ts';
 export type { EmbeddedEngine } from './embedded.ts';

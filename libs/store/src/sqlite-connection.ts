@@ -1,6 +1,7 @@
 import { DatabaseSync } from 'node:sqlite';
 import type { StatementSync } from 'node:sqlite';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+import { transactionEnded, transactionStarted } from './transaction-timing.ts';
 
 /**
  * One store's SQLite connection: its settings, its prepared statements, its
@@ -87,6 +88,8 @@ interface Batch {
   readonly members: Array<{ settle: () => void; fail: (error: unknown) => void }>;
   /** Settles once the batch committed or failed. */
   readonly done: Promise<void>;
+  /** `transactionStarted()` at BEGIN. */
+  readonly started: number;
 }
 
 /**
@@ -240,13 +243,16 @@ export class Connection {
 
   /** Runs a read on its own (no batch is open) and ends its transaction at once. */
   #complete<R>(work: () => R): R {
+    const started = transactionStarted();
     try {
       const result = work();
       this.statement('COMMIT').run();
+      transactionEnded('read', started, true);
       return result;
     } catch (error) {
       // SQLite may have rolled back already (a full disk, an I/O error).
       if (this.#db.isTransaction) this.statement('ROLLBACK').run();
+      transactionEnded('read', started, false);
       throw error;
     }
   }
@@ -254,7 +260,11 @@ export class Connection {
   /** Makes the write transaction that just began this turn's batch, with `work` its first member. */
   #openBatch<R>(work: () => R): Promise<R> {
     let finish!: () => void;
-    const batch: Batch = { members: [], done: new Promise<void>((resolve) => (finish = resolve)) };
+    const batch: Batch = {
+      members: [],
+      done: new Promise<void>((resolve) => (finish = resolve)),
+      started: transactionStarted(),
+    };
     this.#batch = batch;
     this.#waiting.add(batch.done);
     setImmediate(() => {
@@ -316,9 +326,11 @@ export class Connection {
     } catch (error) {
       if (this.#db.isTransaction) this.statement('ROLLBACK').run();
       this.#generation += 1;
+      transactionEnded('write', batch.started, false);
       for (const member of batch.members) member.fail(error);
       return;
     }
+    transactionEnded('write', batch.started, true);
     for (const member of batch.members) member.settle();
   }
 
@@ -327,6 +339,7 @@ export class Connection {
     this.#batch = undefined;
     this.#generation += 1;
     if (this.#db.isTransaction) this.statement('ROLLBACK').run();
+    transactionEnded('write', batch.started, false);
     for (const member of batch.members) member.fail(error);
   }
 

@@ -1,6 +1,7 @@
 /**
  * @ars/telemetry: tracing (OpenTelemetry, W3C trace context) and structured
- * logs (pino) with trace ids on every line. Configuration is passed in; this
+ * logs (pino) with trace ids on every line, and metrics (one MeterProvider per
+ * process, pre-bound instruments, Prometheus text and OTLP export). Configuration is passed in; this
  * package never reads the environment.
  */
 export { initTelemetry, tracingActive } from './setup.ts';
@@ -12,5 +13,31 @@ export { startSpan, withSpan } from './spans.ts';
 export type { SpanOptions } from './spans.ts';
 export { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 export type { Context, Span, Tracer } from '@opentelemetry/api';
+export {
+  DEFAULT_EXPORT_INTERVAL_MS,
+  PROMETHEUS_CONTENT_TYPE,
+  SERVICE_ATTRIBUTE,
+  initMetrics,
+  metricsText,
+} from './metrics.ts';
+export type { Metrics, MetricsOptions } from './metrics.ts';
+export {
+  FAST_SECONDS_BUCKETS,
+  KeyedSeries,
+  MAX_SERIES_PER_FAMILY,
+  SECONDS_BUCKETS,
+  TOKEN_BUCKETS,
+  counterFamily,
+  histogramFamily,
+} from './instruments.ts';
+export type {
+  BoundCounter,
+  BoundHistogram,
+  CounterFamily,
+  HistogramFamily,
+  HistogramOptions,
+  InstrumentOptions,
+} from './instruments.ts';
+export type { Attributes, ObservableResult } from '@opentelemetry/api';
 export { InMemorySpanExporter } from '@opentelemetry/sdk-trace-node';
 export type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-node';

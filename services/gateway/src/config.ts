@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { ConfigError, LOG_LEVELS, loadConfig } from '@ars/service-kit/config';
+import { ConfigError, LOG_LEVELS, METRICS_CONFIG_SHAPE, loadConfig } from '@ars/service-kit/config';
 
 /**
  * The gateway reads its environment with the same rules as every service
@@ -165,7 +165,10 @@ export const GatewayConfig = z
       .string()
       .refine(isHttpUrl, 'must be an http:// or https:// URL')
       .optional()
-      .describe('Base URL of an OTLP/HTTP trace collector; unset means no trace export.'),
+      .describe(
+        'Base URL of an OTLP/HTTP collector: traces to /v1/traces, metrics to /v1/metrics; unset means no OTLP export.',
+      ),
+    ...METRICS_CONFIG_SHAPE,
     INSTANCE_ID: z
       .string()
       .min(1)

@@ -22,8 +22,8 @@ import {
 } from '@ars/auth';
 import type { TokenIssuer } from '@ars/auth';
 import { METHODS } from '@ars/contracts';
-import { createLogger, initTelemetry } from '@ars/telemetry';
-import type { Logger, SpanExporter, Telemetry } from '@ars/telemetry';
+import { createLogger, initMetrics, initTelemetry } from '@ars/telemetry';
+import type { Logger, Metrics, SpanExporter, Telemetry } from '@ars/telemetry';
 import type { FastifyInstance } from 'fastify';
 import { buildGateway } from './app.ts';
 import { createBusBlobs } from './artifacts/bus-blobs.ts';
@@ -133,6 +133,20 @@ function healthHandler(config: GatewayConfig, bus: Bus, state: BusState, started
   };
 }
 
+/** The gateway's gauges: its NATS connection, and the open event-stream subscriptions. */
+function observeGateway(metrics: Metrics, state: BusState, hub: { readonly size: number }): void {
+  metrics.gauge(
+    'ars.nats.connected',
+    { description: 'Whether the service is connected to NATS: 1 connected, 0 not (reconnecting or closed)', unit: '1' },
+    (result) => result.observe(state.isConnected() ? 1 : 0, metrics.service),
+  );
+  metrics.gauge(
+    'ars.gateway.sse.subscribers',
+    { description: 'Open event-stream (SSE) subscriptions of this gateway', unit: '{subscription}' },
+    (result) => result.observe(hub.size, metrics.service),
+  );
+}
+
 /** The EVENTS stream through `@ars/bus`. */
 function busEventLog(bus: Bus): EventLog {
   return {
@@ -183,6 +197,14 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
     ...(config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? {} : { otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT }),
     ...(overrides.spanExporter === undefined ? {} : { exporter: overrides.spanExporter }),
   });
+  const metrics = initMetrics({
+    serviceName: 'gateway',
+    ...(config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? {} : { otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT }),
+    ...(config.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT === undefined
+      ? {}
+      : { otlpMetricsEndpoint: config.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT }),
+    exportIntervalMs: config.OTEL_METRIC_EXPORT_INTERVAL,
+  });
   const logger = (overrides.logger ?? createLogger({ name: 'gateway', level: config.LOG_LEVEL })).child({
     instance_id: config.INSTANCE_ID,
   });
@@ -205,7 +227,7 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
     const watched = new RevocationList({ kv: await openKv(bus, REVOCATIONS_BUCKET), logger });
     revocations = watched;
     watched.start();
-    const { app, localHandlers } = buildGateway({
+    const { app, localHandlers, hub } = buildGateway({
       logger,
       verifier: auth.verifier,
       ...(auth.devIssuer === undefined ? {} : { devIssuer: auth.devIssuer }),
@@ -239,6 +261,7 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
         },
       },
     });
+    observeGateway(metrics, state, hub);
     const served = await serveGateway(config, bus, state, localHandlers, logger, startedAt);
     const topology = startTopologyWatch({
       discovery,
@@ -259,6 +282,7 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
           .stop()
           .catch((error: unknown) => logger.error({ err: error }, 'services API did not stop cleanly'));
         await connected.close().catch((error: unknown) => logger.error({ err: error }, 'bus did not drain cleanly'));
+        await metrics.shutdown();
         await telemetry.shutdown();
         logger.info('gateway stopped');
       })();
@@ -268,6 +292,7 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
   } catch (error) {
     await revocations?.stop();
     await bus?.close().catch(() => undefined);
+    await metrics.shutdown();
     await telemetry.shutdown().catch(() => undefined);
     throw error;
   }

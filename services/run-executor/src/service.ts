@@ -10,6 +10,7 @@ import { createTaskConfigRepository } from './store/task-config.repository.ts';
 import { createErasedSessionRepository } from './store/erased-session.repository.ts';
 import { createLeaseRepository } from './store/lease.repository.ts';
 import { createTaskGroupRepository } from './store/task-group.repository.ts';
+import { cachedFigures, observeExecutor, readConsumers } from './metrics/queue-metrics.ts';
 
 /**
  * The run-executor service: start, the nine steering controls, tasks.*, pause.list, search.tasks and
@@ -20,7 +21,7 @@ export const runExecutorService = defineService({
   name: 'run-executor',
   version: '0.1.0',
   config: RunExecutorConfig,
-  build: async ({ config, store, bus, rpc, publisher, logger, instanceId }) => {
+  build: async ({ config, store, bus, rpc, publisher, logger, instanceId, metrics }) => {
     const tasks = await createTaskRepository(store);
     const runStates = createRunStateRepository(store);
     const runOverrides = createRunOverridesRepository(store);
@@ -49,6 +50,7 @@ export const runExecutorService = defineService({
         erasedSessions: createErasedSessionRepository(store),
       },
     );
+    const settings = engineSettingsOf(config);
     const engine = await startEngine({
       bus,
       rpc,
@@ -61,7 +63,12 @@ export const runExecutorService = defineService({
       runOverrides,
       taskConfigs,
       leases: createLeaseRepository(store),
-      settings: engineSettingsOf(config),
+      settings,
+    });
+    observeExecutor(metrics, {
+      figures: cachedFigures(readConsumers(bus)),
+      busy: () => engine.active,
+      capacity: settings.concurrency,
     });
     return { handlers: api.handlers, internalHandlers: api.internalHandlers, stop: () => engine.stop() };
   },

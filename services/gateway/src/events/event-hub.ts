@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@ars/telemetry';
+import { sseClosedCounters } from '../metrics/gateway-metrics.ts';
 import type { EventLog, EventLogTail, EventRecord } from '../ports.ts';
 import { recordText } from './sse-frames.ts';
 import { matches, routeOf } from './stream-filter.ts';
@@ -22,6 +23,9 @@ export interface EventHubOptions {
   /** Wall clock in epoch ms. @default Date.now */
   readonly now?: () => number;
 }
+
+/** `ars.gateway.sse.subscriptions.closed` by reason. */
+const closedCounter = sseClosedCounters();
 
 /** Delay before the tail is reopened after it failed. */
 const TAIL_RETRY_MS = 1_000;
@@ -58,7 +62,8 @@ export class EventHub {
       now: this.#now,
       scheduleFlush: (subscriber) => this.#scheduleFlush(subscriber),
       detach: (subscriber) => this.#detach(subscriber),
-      closed: (subscriber) => {
+      closed: (subscriber, reason) => {
+        closedCounter(reason).add();
         this.#detach(subscriber);
         this.#all.delete(subscriber);
         this.#dirty.delete(subscriber);

@@ -24,8 +24,8 @@ export interface SubscriberContext {
   readonly scheduleFlush: (subscriber: Subscriber) => void;
   /** Stops routing live events to the subscriber (it keeps its connection). */
   readonly detach: (subscriber: Subscriber) => void;
-  /** Forgets the subscriber entirely. */
-  readonly closed: (subscriber: Subscriber) => void;
+  /** Forgets the subscriber entirely; `reason` is why it ended. */
+  readonly closed: (subscriber: Subscriber, reason: CloseReason) => void;
 }
 
 /** Options of one subscriber. */
@@ -257,7 +257,7 @@ export class Subscriber {
   close(reason: CloseReason, finalText?: string): void {
     if (this.#state === 'closed') return;
     this.#state = 'closed';
-    this.#context.closed(this);
+    this.#context.closed(this, reason);
     this.#heldSeqs = [];
     this.#heldTexts = [];
     this.#out = [];

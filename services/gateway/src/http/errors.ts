@@ -44,6 +44,14 @@ export function toHttpError(error: unknown): ServiceError {
   return new ServiceError('internal', 'internal error', { cause: error });
 }
 
+/** The code of the envelope sent on each request that got one (read by the metrics at response time). */
+const SENT_CODES = new WeakMap<FastifyRequest, string>();
+
+/** The error code sent on `request`, if {@link sendError} answered it. */
+export function sentErrorCode(request: FastifyRequest): string | undefined {
+  return SENT_CODES.get(request);
+}
+
 /**
  * 503 `unavailable` and 504 `timeout` say that a service or nats-server
  * did not answer (a restart, an outage): expected in operation, and during
@@ -64,6 +72,7 @@ function reasonOf(error: unknown): string | undefined {
  */
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
   const mapped = toHttpError(error);
+  SENT_CODES.set(request, mapped.code);
   const original = isServiceError(error) ? (error.cause ?? error) : error;
   if (DEPENDENCY_STATUSES.has(mapped.status)) {
     const cause = original === mapped ? undefined : reasonOf(original);

@@ -10,13 +10,14 @@ import type { RotationContext } from '../auth/rotate-token.ts';
 import { authenticate } from '../http/authenticate.ts';
 import type { Authenticated, Authenticator } from '../http/authenticate.ts';
 import { authorizeMethod } from '../http/authorize.ts';
-import { sendError } from '../http/errors.ts';
+import { sendError, sentErrorCode } from '../http/errors.ts';
 import { parseJsonObject, validateRequest } from '../http/request-body.ts';
 import type { EventStream } from '../events/event-stream.ts';
 import type { StreamAuthority } from '../events/stream-authority.ts';
 import { streamFilter } from '../events/stream-filter.ts';
 import { subscribeRequestBody } from '../events/subscribe-request.ts';
 import type { HttpCounters, LocalHandler } from '../local/index.ts';
+import { MethodMetrics } from '../metrics/gateway-metrics.ts';
 import { unimplemented } from '../local/index.ts';
 import type { EventSink, RpcCaller } from '../ports.ts';
 import { artifactPutRoutes } from './artifact-put.routes.ts';
@@ -82,6 +83,7 @@ function streamAuthority(authenticator: Authenticator, auth: Authenticated): Str
  */
 export async function methodsRoutes(app: FastifyInstance, options: MethodsRoutesOptions): Promise<void> {
   const routed = new WeakMap<FastifyRequest, Routed>();
+  const methodMetrics = new MethodMetrics();
 
   // Bodies are parsed by the pipeline, after authentication, whatever their type.
   app.removeAllContentTypeParsers();
@@ -116,6 +118,13 @@ export async function methodsRoutes(app: FastifyInstance, options: MethodsRoutes
       reply.elapsedTime,
       state?.auth?.identity.tenant,
     );
+    methodMetrics.record({
+      method: state?.method,
+      httpMethod: request.method,
+      status: reply.statusCode,
+      code: sentErrorCode(request),
+      seconds: reply.elapsedTime / 1000,
+    });
     endSpan(state, reply.statusCode);
   });
 

@@ -1,4 +1,5 @@
 import { ServiceError, buildOpenApiDocument } from '@ars/contracts';
+import { PROMETHEUS_CONTENT_TYPE, metricsText } from '@ars/telemetry';
 import type { FastifyInstance } from 'fastify';
 import type { BusState } from '../ports.ts';
 
@@ -10,7 +11,9 @@ export interface OpsRoutesOptions {
 /**
  * Unauthenticated operational routes: `GET /openapi.json` (the registry's
  * OpenAPI 3.1 document), `GET /healthz` (liveness: the process answers) and
- * `GET /readyz` (readiness: NATS is connected; 503 `unavailable` otherwise).
+ * `GET /readyz` (readiness: NATS is connected; 503 `unavailable` otherwise)
+ * and `GET /metrics` (every series of the process in the Prometheus text
+ * format: in the one-process system, every service's).
  */
 export async function opsRoutes(app: FastifyInstance, options: OpsRoutesOptions): Promise<void> {
   let openApi: string | undefined;
@@ -21,6 +24,12 @@ export async function opsRoutes(app: FastifyInstance, options: OpsRoutesOptions)
   });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.get('/metrics', async (_request, reply) => {
+    const text = await metricsText();
+    if (text === undefined) throw new ServiceError('unavailable', 'metrics are not set up in this process');
+    return reply.type(PROMETHEUS_CONTENT_TYPE).header('cache-control', 'no-store').send(text);
+  });
 
   app.get('/readyz', async (request, reply) => {
     if (options.bus.isConnected()) return { status: 'ready' };

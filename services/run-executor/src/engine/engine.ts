@@ -15,6 +15,7 @@ import { createToolRegistry } from '../tools/registry.ts';
 import { createServiceTools } from '../tools/service-tools.ts';
 import { createAgentConfigResolver } from './agent-config.ts';
 import type { EngineSettings } from './engine-config.ts';
+import { createRunMetrics } from '../metrics/run-metrics.ts';
 import { createEventPipeline, createJsPipeline } from './event-pipeline.ts';
 import { createStoredEventIds } from './stored-events.ts';
 import { createGovernance } from './governance.ts';
@@ -72,13 +73,13 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   await queue.ensureConsumers();
   // The lease manager reports lost leases to the consumer created after it.
   const ref: { consumer?: RunConsumer } = {};
-  const js = createJsPipeline(bus);
+  const js = createJsPipeline(bus, { source: 'run-executor' });
   const leases = createLeaseManager(options.leases, {
     owner: options.instanceId,
     ttlMs: settings.leaseTtlMs,
     onLost: (taskId) => ref.consumer?.leaseLost(taskId),
   });
-  const pipeline = createEventPipeline(js, { source: 'run-executor', logger });
+  const pipeline = createEventPipeline(js, { source: 'run-executor', logger, observer: createRunMetrics() });
   const { rpc } = options;
   const timeoutMs = settings.rpcTimeoutMs;
   const artifacts = createArtifactIo({ bus, rpc, timeoutMs });

@@ -6,6 +6,7 @@ import {
   EVENT_RUN_HEADER,
   eventSubject,
   headers,
+  publishTimer,
   publishToStream,
   redactPayload,
   REDACTION_FAILED_TYPE,
@@ -32,23 +33,55 @@ export interface JsPipeline {
   close(): void;
 }
 
-/** Creates the pipeline on `bus`; `timeoutMs` bounds the wait for an acknowledgement (default 10000). */
-export function createJsPipeline(bus: Bus, options: { readonly timeoutMs?: number } = {}): JsPipeline {
+/**
+ * Creates the pipeline on `bus`; `timeoutMs` bounds the wait for an
+ * acknowledgement (default 10000). Each send's latency goes to
+ * `messaging.client.operation.duration` of `source` (default `run-executor`).
+ */
+export function createJsPipeline(
+  bus: Bus,
+  options: { readonly timeoutMs?: number; readonly source?: string } = {},
+): JsPipeline {
   const timeoutMs = options.timeoutMs ?? 10_000;
+  const timer = publishTimer(options.source ?? 'run-executor');
   let closed = false;
   return {
     async send(subject, data, h): Promise<number> {
       if (closed) throw new StreamPublishError(0, 'publisher closed');
-      const ack = await publishToStream(bus.nc, subject, data, {
-        timeoutMs,
-        ...(h === undefined ? {} : { headers: h }),
-      });
-      return ack.seq;
+      const started = performance.now();
+      try {
+        const ack = await publishToStream(bus.nc, subject, data, {
+          timeoutMs,
+          ...(h === undefined ? {} : { headers: h }),
+        });
+        timer.ok.record((performance.now() - started) / 1000);
+        return ack.seq;
+      } catch (error) {
+        timer.failed.record((performance.now() - started) / 1000);
+        throw error;
+      }
     },
     close(): void {
       closed = true;
     },
   };
+}
+
+/**
+ * What the metrics know of a run beside its events: made once per claimed
+ * run, carried by each of its events, never published.
+ */
+export interface RunMeta {
+  /** The run's agent (the default agent's id when the task names none). */
+  readonly agentId: string;
+  /** When the run was accepted (its task's `created_at`), in epoch ms. */
+  readonly acceptedAtMs: number;
+}
+
+/** Told of every event the stream stored (the one hook the run metrics derive from). */
+export interface PublishObserver {
+  /** `type` and `payload` as published (after redaction); `meta` when a run published it. */
+  stored(type: string, payload: Record<string, unknown>, meta: RunMeta | undefined): void;
 }
 
 /** One event to publish (the bus publisher's input). */
@@ -79,6 +112,8 @@ export interface PipelineEvent {
   readonly subjectPrefix?: string;
   /** Trace headers to send instead of the active context's (a run computes them once). */
   readonly trace?: readonly (readonly [string, string])[];
+  /** The run's metrics facts, when a run publishes it (not published). */
+  readonly meta?: RunMeta | undefined;
 }
 
 /** The subject of an identity's events without the type: `eventSubject(...)` = prefix + type. */
@@ -107,11 +142,13 @@ export interface EventPipeline {
 export interface EventPipelineOptions {
   readonly source: string;
   readonly logger: Logger;
+  /** Told of each stored event (the executor's run metrics). */
+  readonly observer?: PublishObserver;
 }
 
 /** Creates the event publisher on a pipeline. */
 export function createEventPipeline(js: JsPipeline, options: EventPipelineOptions): EventPipeline {
-  const { logger, source } = options;
+  const { logger, source, observer } = options;
 
   function delivered(
     type: string,
@@ -160,12 +197,15 @@ export function createEventPipeline(js: JsPipeline, options: EventPipelineOption
         event.subjectPrefix !== undefined && stored.type === event.type
           ? event.subjectPrefix + stored.type
           : eventSubject(stored);
+      let sequence: number;
       try {
-        return await js.send(subject, encodeStoredEvent(stored), h);
+        sequence = await js.send(subject, encodeStoredEvent(stored), h);
       } catch (error) {
         logger.warn({ err: error, eventType: stored.type }, 'event publish failed');
         throw new ServiceError('unavailable', 'the event stream did not store the event', { cause: error });
       }
+      observer?.stored(stored.type, stored.payload, event.meta);
+      return sequence;
     },
   };
 }

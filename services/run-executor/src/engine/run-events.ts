@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isStreamUnreachable } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
 import { activeTraceHeaders, eventSubjectPrefix } from './event-pipeline.ts';
-import type { EventPipeline, PipelineEvent } from './event-pipeline.ts';
+import type { EventPipeline, PipelineEvent, RunMeta } from './event-pipeline.ts';
 import type { RunIdentity, StoredEventIds } from './stored-events.ts';
 
 /**
@@ -64,6 +64,8 @@ export interface RunEventsOptions {
   readonly restoreDeadlineMs?: number;
   /** Asked before each event: false once the run's lease is no longer this executor's, which silences the emitter. */
   readonly holdsRun?: () => boolean;
+  /** The run's facts for the metrics, carried by each of its events (see `PipelineEvent.meta`). */
+  readonly meta?: RunMeta;
 }
 
 export class RunEvents {
@@ -75,6 +77,7 @@ export class RunEvents {
   readonly #storedIds: StoredEventIds;
   readonly #restoreDeadlineMs: number;
   readonly #holdsRun: () => boolean;
+  readonly #meta: RunMeta | undefined;
   #inFlight = 0;
   #waiters: (() => void)[] = [];
   #failure: unknown;
@@ -97,6 +100,7 @@ export class RunEvents {
     this.#storedIds = options.storedIds;
     this.#restoreDeadlineMs = options.restoreDeadlineMs ?? RESTORE_DEADLINE_MS;
     this.#holdsRun = options.holdsRun ?? (() => true);
+    this.#meta = options.meta;
     this.#highest = options.fromSequence ?? 0;
     this.#settled = this.#highest;
   }
@@ -162,6 +166,7 @@ export class RunEvents {
       subjectPrefix: this.#subjectPrefix,
       trace: this.#trace,
       occurredAt: new Date().toISOString(),
+      meta: this.#meta,
       ...(eventId === undefined ? { id: randomUUID() } : { id: eventId, eventId }),
     };
   }

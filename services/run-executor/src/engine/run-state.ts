@@ -148,6 +148,7 @@ export function createRunState(task: TaskRecord, deps: RunDeps, signals: RunSign
     storedIds: deps.storedEvents,
     fromSequence: task.spawned_sequence ?? 0,
     holdsRun: () => signals.leaseHeld(),
+    meta: { agentId: task.agent_id ?? deps.settings.defaultAgentId, acceptedAtMs: Date.parse(task.created_at) },
   });
   return {
     taskId: task.task_id,
