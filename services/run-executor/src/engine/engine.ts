@@ -104,6 +104,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const deps: RunDeps = {
     bus,
     pipeline,
+    publisher,
     storedEvents: createStoredEventIds(bus),
     logger,
     tasks: options.tasks,

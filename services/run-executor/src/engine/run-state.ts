@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Bus } from '@ars/bus';
+import type { Bus, EventPublisher } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
 import type { PauseRecord } from '../domain/pause.ts';
 import type { ContextEntry, TaskRecord } from '../domain/task.ts';
@@ -38,6 +38,8 @@ import type { ToolCallReporter } from './tool-call-reporter.ts';
 export interface RunDeps {
   readonly bus: Bus;
   readonly pipeline: EventPipeline;
+  /** Publishes one event and waits for its acknowledgement (a claim's `task.spawned`, `announce.ts`). */
+  readonly publisher: EventPublisher;
   /** Which of a run's events the stream holds, asked after an outage (`stored-events.ts`). */
   readonly storedEvents: StoredEventIds;
   readonly logger: Logger;

@@ -69,9 +69,9 @@ function response(taskId: string, reused: boolean): StartResponse {
  * The path is kept short: the idempotency lookup and the checks run
  * concurrently (the session's admission is sent after the agent and
  * artifact checks, when there are any, so that a refused start neither
- * opens nor touches its session); then one insert, the marker read,
- * `task.spawned`, and the RUNS enqueue (the engine emits `task.started`
- * when it claims the run).
+ * opens nor touches its session); then one insert, the marker read, and
+ * `task.spawned` with the RUNS enqueue, sent together (`announce.ts`; the
+ * engine emits `task.started` when it claims the run).
  * Identity: the verified triple, never the body.
  */
 export function createStartHandler(

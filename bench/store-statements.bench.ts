@@ -1,0 +1,147 @@
+/**
+ * What the embedded store does per run: every SQL statement the services
+ * execute while `--runs` 3-step scripted runs go through the whole system in
+ * this process (`startAllInOne`, the embedded sqlite store, a nats-server
+ * of its own), counted by service, table and kind, by call site (the first
+ * frame outside libs/store), and the transactions they ran in. Counts, not
+ * times: they do not depend on the machine's load, so a change to the
+ * store's use shows here exactly.
+ *
+ *   node bench/store-statements.bench.ts [--runs 200] [--clients 8] [--sites 25] [--query Q]
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, sep } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createClient } from '@ars/client';
+import { findFreePort, startTestNats } from '@ars/testkit';
+import { startAllInOne } from '../deploy/src/one-process/system.ts';
+import { Connection } from '../libs/store/src/sqlite-connection.ts';
+import { openRunClient, TERMINAL_TYPES } from './src/run-driver.ts';
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '200' },
+    clients: { type: 'string', default: '8' },
+    sites: { type: 'string', default: '25' },
+    query: { type: 'string', default: '#script tool:echo{"a":1};tool:echo{"b":2};finish:done' },
+    // Drive the runs without counting, e.g. under `node --cpu-prof`: the counting costs more than the statements.
+    'no-count': { type: 'boolean', default: false },
+  },
+});
+const RUNS = Number(values.runs);
+const CLIENTS = Number(values.clients);
+const SITES = Number(values.sites);
+
+/** The statement's kind and table: `SELECT c:tasks`, `BEGIN`, `INSERT e:tasks`… */
+function shapeOf(sql: string): string {
+  const verb = /^\s*(\w+)/.exec(sql)?.[1]?.toUpperCase() ?? '?';
+  const table = /"([ce]:[^"]+)"/.exec(sql)?.[1];
+  return table === undefined ? sql.replace(/\s+/g, ' ').slice(0, 40) : `${verb} ${table}`;
+}
+
+const SERVICE_PATH = new RegExp(`services\\${sep}([\\w-]+)\\${sep}src\\${sep}(.+?):(\\d+)`);
+const STORE_PATH = `libs${sep}store${sep}`;
+
+/** The first frame of the stack outside libs/store and this file: `service file:line`. */
+function callSite(stack: string): string {
+  for (const line of stack.split('\n').slice(1)) {
+    if (line.includes(STORE_PATH) || line.includes('store-statements.bench')) continue;
+    const service = SERVICE_PATH.exec(line);
+    if (service !== null) return `${service[1]} ${service[2]}:${service[3]}`;
+    const lib = /(libs\/[\w-]+\/src\/.+?):(\d+)/.exec(line);
+    if (lib !== null) return `${lib[1]}:${lib[2]}`;
+  }
+  return '(unknown)';
+}
+
+Error.stackTraceLimit = 60;
+let counting = false;
+const byShape = new Map<string, number>();
+const bySite = new Map<string, number>();
+let statements = 0;
+let transactions = 0;
+let readTransactions = 0;
+// The statement is fetched once per execution: counting the fetches counts the executions.
+const statementOf = Connection.prototype.statement;
+Connection.prototype.statement = function (this: Connection, sql: string) {
+  if (counting) {
+    statements += 1;
+    const shape = shapeOf(sql);
+    byShape.set(shape, (byShape.get(shape) ?? 0) + 1);
+    if (sql === 'BEGIN' || sql === 'BEGIN IMMEDIATE') {
+      transactions += 1;
+      if (sql === 'BEGIN') readTransactions += 1;
+    }
+    if (!/^(BEGIN|COMMIT|ROLLBACK|PRAGMA|SAVEPOINT|RELEASE)/.test(sql)) {
+      const site = `${callSite(new Error().stack ?? '')}  ${shape}`;
+      bySite.set(site, (bySite.get(site) ?? 0) + 1);
+    }
+  }
+  return statementOf.call(this, sql);
+};
+
+const nats = await startTestNats();
+const dataDir = mkdtempSync(join(tmpdir(), 'ars-statements-'));
+const port = await findFreePort();
+const system = await startAllInOne({
+  env: {
+    ...process.env,
+    NATS_URL: nats.url,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    JETSTREAM_REPLICAS: '1',
+  },
+});
+try {
+  const token = system.devToken;
+  if (token === undefined) throw new Error('no dev token: is ARS_AUTH_MODE=production set?');
+  const clients = await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      const session = `statements-${randomUUID().slice(0, 12)}`;
+      return openRunClient(createClient({ baseUrl: system.url, token, session }), {
+        session,
+        types: [...TERMINAL_TYPES],
+        mode: 'sse',
+      });
+    }),
+  );
+  const drive = async (runs: number): Promise<void> => {
+    let next = 0;
+    await Promise.all(
+      clients.map(async (client) => {
+        while (next < runs) {
+          next += 1;
+          const end = await client.terminal(await client.start(values.query));
+          if (end.type !== 'task.completed') throw new Error(`a run ended ${end.type} ${end.errorCode ?? ''}`);
+        }
+      }),
+    );
+  };
+  await drive(CLIENTS * 3); // warm: every session admitted, every cache filled
+  counting = !values['no-count'];
+  const began = performance.now();
+  await drive(RUNS);
+  const seconds = (performance.now() - began) / 1000;
+  await new Promise((resolve) => setTimeout(resolve, 500)); // what the runs' events still cause
+  counting = false;
+  for (const client of clients) client.close();
+
+  const perRun = (n: number): string => (n / RUNS).toFixed(2).padStart(7);
+  const print = (line: string): void => void process.stdout.write(`${line}\n`);
+  print(`store statements per run, ${RUNS} runs by ${CLIENTS} clients in ${seconds.toFixed(1)} s, query ${JSON.stringify(values.query)}`);
+  print(
+    `  ${perRun(statements)} statements in ${perRun(transactions)} transactions (${perRun(readTransactions)} reads)`,
+  );
+  print('\nby kind and table:');
+  for (const [shape, n] of [...byShape].sort((a, b) => b[1] - a[1])) print(`  ${perRun(n)}  ${shape}`);
+  print(`\nby call site (top ${SITES}, transaction statements left out):`);
+  for (const [site, n] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, SITES)) print(`  ${perRun(n)}  ${site}`);
+} finally {
+  await system.stop();
+  await nats.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+}
