@@ -58,6 +58,14 @@ function touchedPaths(operators: Record<string, Record<string, unknown>>): strin
 }
 
 /**
+ * True for a filter fixing `_id` to one string: the reader fetches that one
+ * row (one statement) whatever else the filter says, and uses no index.
+ */
+function isIdLookup(filter: unknown): boolean {
+  return typeof (filter as { _id?: unknown } | null)?._id === 'string';
+}
+
+/**
  * A collection in one SQLite database, with the nedb engine's semantics:
  * filters, updates, sorts and projections run through nedb's model on
  * documents parsed from their JSON rows, after an index (or the `_id` key)
@@ -97,13 +105,15 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
    * tables exist, the transaction starts within the call: operations run in
    * call order.
    */
-  async #run<R>(mode: TransactionMode, operation: string, work: () => R): Promise<R> {
+  async #run<R>(mode: TransactionMode | 'one', operation: string, work: () => R): Promise<R> {
     try {
       this.#assertOpen();
       if (!this.#created) {
         this.#creating ??= this.#create().finally(() => (this.#creating = undefined));
         await this.#creating;
       }
+      // A lookup by `_id` plans no index (`planFilter`): the cached ones may be stale for it.
+      if (mode === 'one') return await this.#connection.readAlone(work);
       return await this.#connection.transaction(mode, () => {
         if (this.#generation !== this.#connection.generation) {
           this.#indexes = this.#tables.indexes();
@@ -153,11 +163,13 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
   }
 
   async find(filter: Filter<T>, options: FindOptions = {}): Promise<T[]> {
-    return (await this.#run('read', 'find', () => this.#find(filter, options))) as unknown as T[];
+    const mode = isIdLookup(filter) && options.sort === undefined ? 'one' : 'read';
+    return (await this.#run(mode, 'find', () => this.#find(filter, options))) as unknown as T[];
   }
 
   async findOne(filter: Filter<T>, options: FindOneOptions = {}): Promise<T | null> {
-    const [first] = await this.#run('read', 'findOne', () => this.#find(filter, { ...options, limit: 1 }));
+    const mode = isIdLookup(filter) && options.sort === undefined ? 'one' : 'read';
+    const [first] = await this.#run(mode, 'findOne', () => this.#find(filter, { ...options, limit: 1 }));
     return (first ?? null) as T | null;
   }
 

@@ -253,6 +253,27 @@ describe('embedded sqlite store files and processes', () => {
     }
   });
 
+  it('reads a document by _id in autocommit: the latest commit of another store, this turn’s writes once committed', async () => {
+    const [mine, theirs] = [await open(), await open()];
+    const ours = mine.collection<{ _id: string; n: number; tag?: string }>('tasks');
+    const other = theirs.collection<{ _id: string; n: number; tag?: string }>('tasks');
+    await ours.createIndex({ tag: 1 });
+    await other.insertOne({ _id: 'a', n: 1, tag: 'x' });
+    expect(await ours.findOne({ _id: 'a' })).toEqual({ _id: 'a', n: 1, tag: 'x' });
+    await other.updateOne({ _id: 'a' }, { $set: { n: 2 } });
+    expect(await ours.find({ _id: 'a', n: 2 })).toEqual([{ _id: 'a', n: 2, tag: 'x' }]);
+    // Another store drops the index this one cached: a lookup by _id never reads it.
+    await other.dropIndex({ tag: 1 });
+    expect(await ours.findOne({ _id: 'a', tag: 'x' })).toEqual({ _id: 'a', n: 2, tag: 'x' });
+    // A write of this turn is read only with its commit, and the read settles after it.
+    const order: string[] = [];
+    const write = ours.updateOne({ _id: 'a' }, { $set: { n: 3 } }).then(() => order.push('write'));
+    const read = ours.findOne({ _id: 'a' }).then((doc) => order.push(`read ${doc?.n}`));
+    await Promise.all([write, read]);
+    expect(order).toEqual(['write', 'read 3']);
+    expect(await ours.findOne({ _id: 'missing' })).toBeNull();
+  });
+
   it('opens one new directory from several processes starting at once, as replicas of a service do', async () => {
     const script = `
       import { openStore } from ${JSON.stringify(STORE_ENTRY)};
