@@ -134,10 +134,15 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       configs.services.map(async ({ definition, config }) => {
         const logger = loggerOf(options, definition.name, config.LOG_LEVEL);
         const running = await startService(definition, config, { logger });
-        stops.push(() => running.stop());
         logger.info({ instanceId: running.instanceId }, 'service started');
+        return running;
       }),
     );
+    // Stopped in reverse start order, whichever finished starting first: the run-executor (last) flushes
+    // what it still owes agent-registry and governance while they serve.
+    for (const outcome of started) {
+      if (outcome.status === 'fulfilled') stops.push(() => outcome.value.stop());
+    }
     const failed = started.find((outcome) => outcome.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
     const gatewayConfig = configs.gateway;
