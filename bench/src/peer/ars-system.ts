@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { ARS_NODE_FLAGS } from '@ars/cli';
 import { createClient } from '@ars/client';
 import type { ArsClient } from '@ars/client';
 import { descendants } from './proc-tree.ts';
@@ -122,7 +123,8 @@ function handle(
 /** `ars up` in `mode`, with `env` for every service; resolves once it printed its address. */
 async function startArsUp(mode: 'one-process' | 'split', env: Record<string, string>, timeoutMs: number) {
   const dataDir = await mkdtemp(join(tmpdir(), 'ars-peer-bench-data-'));
-  const child = spawn(process.execPath, [CLI, 'up'], {
+  // As the ./ars wrapper starts it: the heap flags of the one process.
+  const child = spawn(process.execPath, [...ARS_NODE_FLAGS, CLI, 'up'], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, ARS_UP_MODE: mode, NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],

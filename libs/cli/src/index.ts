@@ -7,6 +7,7 @@ export type { RunningSystem } from './supervisor.ts';
 export {
   RestartPolicy,
   SERVICE_NODE_FLAGS,
+  ARS_NODE_FLAGS,
   SystemOptions,
   SystemOptionsError,
   parseSystemOptions,

@@ -60,6 +60,22 @@ export const SERVICE_NODE_FLAGS: readonly string[] = [
   '--no-memory-reducer-favors-memory',
 ];
 
+/**
+ * Node.js flags of `ars up`'s own process, which hosts every service in the
+ * one-process mode: an old generation capped at 384 MiB and a young one of
+ * at most 2 × 16 MiB. V8 otherwise sizes its heap from the machine's memory
+ * and collects lazily: 599 MiB after 10,000 runs for a live heap of about a
+ * tenth of that; with these flags 291 MiB, at 223 against 232 runs/s
+ * (bench/HISTORY.md, issue 29). The memory reducer is off as for
+ * {@link SERVICE_NODE_FLAGS}. The `ars` wrapper passes exactly these
+ * (`cli.test.ts` holds it to them); V8 refuses some of them in NODE_OPTIONS.
+ */
+export const ARS_NODE_FLAGS: readonly string[] = [
+  '--max-old-space-size=384',
+  '--max-semi-space-size=16',
+  '--no-memory-reducer-favors-memory',
+];
+
 /** The data members of {@link StartSystemOptions}, validated by `startSystem`. */
 export const SystemOptions = z.object({
   dataDir: z

@@ -14,7 +14,7 @@ Commands:
   help                   print this text
 
 Environment of up:
-  PORT (8080), HOST (127.0.0.1), DATA_DIR (.data), NATS_URL, NATS_MEMORY_LIMIT_MIB (256),
+  PORT (8080), HOST (127.0.0.1), DATA_DIR (.data), NATS_URL, NATS_MEMORY_LIMIT_MIB (160),
   MONGO_URL, STORE_ENGINE (sqlite), ARS_UP_MODE (one-process | split)
 Environment of token, call, events, info:
   ARS_URL (http://127.0.0.1:8080), ARS_TOKEN (default: a dev bootstrap token)

@@ -17,7 +17,7 @@ describe('parseUpConfig', () => {
       PORT: 8080,
       HOST: '127.0.0.1',
       DATA_DIR: '.data',
-      NATS_MEMORY_LIMIT_MIB: 256,
+      NATS_MEMORY_LIMIT_MIB: 160,
       ARS_UP_MODE: 'one-process',
     });
   });
@@ -27,7 +27,7 @@ describe('parseUpConfig', () => {
       PORT: 8080,
       HOST: '127.0.0.1',
       DATA_DIR: '.data',
-      NATS_MEMORY_LIMIT_MIB: 256,
+      NATS_MEMORY_LIMIT_MIB: 160,
       ARS_UP_MODE: 'one-process',
     });
   });

@@ -55,7 +55,7 @@ describe('startSystem', () => {
     const nats = pids.find((p) => p.name === 'nats-server');
     const natsEnv = (await readFile(`/proc/${nats?.pid}/environ`, 'utf8')).split('\0');
     expect(natsEnv).toEqual(
-      expect.arrayContaining(['GOMEMLIMIT=256MiB', 'GOGC=off', expect.stringMatching(/^GODEBUG=madvdontneed=0(,|$)/)]),
+      expect.arrayContaining(['GOMEMLIMIT=160MiB', 'GOGC=off', expect.stringMatching(/^GODEBUG=madvdontneed=0(,|$)/)]),
     );
     expect(logs.some((line) => line.startsWith('[session]') && line.includes('service started'))).toBe(true);
 

@@ -1,5 +1,7 @@
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { SystemOptionsError, parseSystemOptions, restartPolicy } from '../src/system-options.ts';
+import { ARS_NODE_FLAGS, SystemOptionsError, parseSystemOptions, restartPolicy } from '../src/system-options.ts';
 
 describe('parseSystemOptions', () => {
   it('defaults host, timeouts and restart', () => {
@@ -9,7 +11,7 @@ describe('parseSystemOptions', () => {
       stopGraceMs: 10_000,
       restart: false,
       nodeFlags: ['--min-semi-space-size=32', '--max-semi-space-size=32', '--no-memory-reducer-favors-memory'],
-      natsMemoryLimitMiB: 256,
+      natsMemoryLimitMiB: 160,
     });
     expect(parseSystemOptions({ dataDir: '/tmp/d', port: 0, nodeFlags: [] }).nodeFlags).toEqual([]);
   });
@@ -53,5 +55,13 @@ describe('restartPolicy', () => {
       stableAfterMs: 30_000,
     });
     expect(restartPolicy({ maxConsecutiveCrashes: 2 })?.maxConsecutiveCrashes).toBe(2);
+  });
+});
+
+describe('ARS_NODE_FLAGS', () => {
+  it('are the flags the ./ars wrapper starts the CLI with', async () => {
+    const script = await readFile(fileURLToPath(new URL('../../../ars', import.meta.url)), 'utf8');
+    const line = /^exec node ((?:--\S+ )+)\\\n\s+"\$ROOT\/libs\/cli\/src\/main\.ts"/m.exec(script);
+    expect(line?.[1]?.trim().split(' ')).toEqual([...ARS_NODE_FLAGS]);
   });
 });
