@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { createClient } from '@ars/client';
 import { findFreePort, startTestNats } from '@ars/testkit';
 import { startAllInOne } from '../deploy/src/one-process/system.ts';
+// eslint-disable-next-line no-restricted-imports -- the statements are counted at the store's internal connection
 import { Connection } from '../libs/store/src/sqlite-connection.ts';
 import { openRunClient, TERMINAL_TYPES } from './src/run-driver.ts';
 
@@ -132,7 +133,9 @@ try {
 
   const perRun = (n: number): string => (n / RUNS).toFixed(2).padStart(7);
   const print = (line: string): void => void process.stdout.write(`${line}\n`);
-  print(`store statements per run, ${RUNS} runs by ${CLIENTS} clients in ${seconds.toFixed(1)} s, query ${JSON.stringify(values.query)}`);
+  print(
+    `store statements per run, ${RUNS} runs by ${CLIENTS} clients in ${seconds.toFixed(1)} s, query ${JSON.stringify(values.query)}`,
+  );
   print(
     `  ${perRun(statements)} statements in ${perRun(transactions)} transactions (${perRun(readTransactions)} reads)`,
   );

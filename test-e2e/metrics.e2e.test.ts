@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestSystem, waitFor } from '@ars/testkit';
+import { mintToken, startTestSystem, uniqueIdentity, waitFor } from '@ars/testkit';
 import type { TestSystem } from '@ars/testkit';
 import { refusal, startWatched } from './support/runs.ts';
 
@@ -122,6 +122,9 @@ describe('metrics of the one-process system', () => {
     // Two planner steps: the tool call, then the finish.
     expect(delta('gen_ai_client_token_usage_count', { ...EXECUTOR, gen_ai_token_type: 'input' })).toBe(2);
     expect(delta('gen_ai_client_token_usage_sum', { ...EXECUTOR, gen_ai_token_type: 'output' })).toBeGreaterThan(0);
+    // Each provider call timed, by model.
+    expect(delta('gen_ai_client_operation_duration_count', { ...EXECUTOR, gen_ai_operation_name: 'chat' })).toBe(2);
+    expect(text).toContain('# UNIT gen_ai_client_operation_duration s');
   });
 
   it('counts start at the gateway, its success and the refused one under its error code', () => {
@@ -155,6 +158,45 @@ describe('metrics of the one-process system', () => {
         file,
       ).toEqual([]);
     }
+  });
+
+  describe('who may read it', () => {
+    // A forwarded request is not a loopback caller's, whatever the socket's peer: it must show a token.
+    const forwarded = (token?: string) =>
+      fetch(`${sys.baseUrl}/metrics`, {
+        headers: {
+          'x-forwarded-for': '203.0.113.9',
+          ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+        },
+      });
+
+    it('refuses a caller off the host without a token: 401 identity_required', async () => {
+      const response = await forwarded();
+      expect(response.status).toBe(401);
+      expect(await response.json()).toMatchObject({ code: 'identity_required' });
+    });
+
+    it('refuses a token without admin or console:fleet: 403 scope_mismatch', async () => {
+      const response = await forwarded(await mintToken(sys.baseUrl, { ...uniqueIdentity('metrics'), scopes: [] }));
+      expect(response.status).toBe(403);
+      const body = (await response.json()) as { code: string; message: string };
+      expect(body.code).toBe('scope_mismatch');
+      expect(JSON.stringify(body)).not.toContain('ars_');
+    });
+
+    it('answers a token with admin, and one with console:fleet', async () => {
+      for (const scopes of [['admin'], ['console:fleet']]) {
+        const response = await forwarded(await mintToken(sys.baseUrl, { ...uniqueIdentity('metrics'), scopes }));
+        expect(response.status, scopes[0]).toBe(200);
+        expect(await response.text()).toContain('# TYPE ars_runs_finished_total counter');
+      }
+    });
+
+    it('refuses a token that does not verify: 401 auth_rejected', async () => {
+      const response = await forwarded('not.a.token');
+      expect(response.status).toBe(401);
+      expect(await response.json()).toMatchObject({ code: 'auth_rejected' });
+    });
   });
 
   it('reports the queue per priority, the executor slots and the NATS connections', () => {

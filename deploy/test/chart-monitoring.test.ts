@@ -63,10 +63,39 @@ describe('the chart with monitoring on', () => {
         `${name} exposes a scraped port`,
       ).toBe(true);
     }
-    expect(monitor?.spec.endpoints.map((e) => [e.port, e.path])).toEqual([
-      ['http', '/metrics'],
-      ['health', '/metrics'],
+    // The gateway's /metrics wants a token: without gatewayBearerTokenSecret its endpoint is left out.
+    expect(monitor?.spec.endpoints.map((e) => [e.port, e.path])).toEqual([['health', '/metrics']]);
+  });
+
+  it('scrapes the gateway with the bearer token of gatewayBearerTokenSecret', async () => {
+    const withToken = await render({
+      set: {
+        ...MONITORING_ON,
+        'metrics.serviceMonitor.gatewayBearerTokenSecret.name': 'ars-metrics-token',
+        'metrics.serviceMonitor.gatewayBearerTokenSecret.key': 'token',
+      },
+    });
+    expect(await validateManifests(withToken)).toEqual([]);
+    const [monitor] = ofKind(withToken, 'ServiceMonitor') as (Manifest & {
+      spec: { endpoints: (Endpoint & { authorization?: unknown })[] };
+    })[];
+    expect(monitor?.spec.endpoints).toEqual([
+      expect.objectContaining({ port: 'health', path: '/metrics' }),
+      expect.objectContaining({
+        port: 'http',
+        path: '/metrics',
+        authorization: { type: 'Bearer', credentials: { name: 'ars-metrics-token', key: 'token' } },
+      }),
     ]);
+    expect(monitor?.spec.endpoints[0]).not.toHaveProperty('authorization');
+  });
+
+  it('refuses a gatewayBearerTokenSecret without its key', async () => {
+    await expect(
+      render({
+        set: { ...MONITORING_ON, 'metrics.serviceMonitor.gatewayBearerTokenSecret.name': 'ars-metrics-token' },
+      }),
+    ).rejects.toThrow(/key/);
   });
 
   it('puts the alert rules file into the PrometheusRule as it is', async () => {

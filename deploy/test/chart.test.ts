@@ -5,19 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { HelmError, lintChart, validateManifests } from '../src/index.ts';
 import type { Manifest } from '../src/index.ts';
-import {
-  CHART_DIR,
-  PRODUCTION_VALUES,
-  SERVICES,
-  chart,
-  deploymentOf,
-  envOf,
-  ofKind,
-  render,
-} from './chart-support.ts';
+import { CHART_DIR, PRODUCTION_VALUES, SERVICES, chart, deploymentOf, envOf, ofKind, render } from './chart-support.ts';
 
-const KEDA_ON = { 'services.run-executor.autoscaling.enabled': 'true', 'services.run-executor.autoscaling.keda.enabled': 'true' };
-const HPA_ON = { 'services.run-executor.autoscaling.enabled': 'true', 'services.run-executor.autoscaling.keda.enabled': 'false' };
+const KEDA_ON = {
+  'services.run-executor.autoscaling.enabled': 'true',
+  'services.run-executor.autoscaling.keda.enabled': 'true',
+};
+const HPA_ON = {
+  'services.run-executor.autoscaling.enabled': 'true',
+  'services.run-executor.autoscaling.keda.enabled': 'false',
+};
 
 /** The renders an operator would make: defaults, production, dev, and both autoscalers. */
 const RENDERS: Record<string, Parameters<typeof render>[0]> = {
@@ -78,8 +75,13 @@ describe('the Helm chart', () => {
             if (volume?.emptyDir === undefined) expect(mount.readOnly, `${service} ${mount.mountPath}`).toBe(true);
           }
           const env = envOf(container);
-          const writable = (container.volumeMounts ?? []).filter((m) => pod.volumes?.find((v) => v.name === m.name)?.emptyDir !== undefined);
-          expect(writable.map((m) => m.mountPath), `${service} DATA_DIR`).toContain(env.DATA_DIR);
+          const writable = (container.volumeMounts ?? []).filter(
+            (m) => pod.volumes?.find((v) => v.name === m.name)?.emptyDir !== undefined,
+          );
+          expect(
+            writable.map((m) => m.mountPath),
+            `${service} DATA_DIR`,
+          ).toContain(env.DATA_DIR);
         }
       }
     });
@@ -103,6 +105,18 @@ describe('the Helm chart', () => {
       }
     });
 
+    it('gives every service its pod, namespace and node from the downward API (the k8s.* resource attributes)', () => {
+      for (const service of SERVICES) {
+        const container = deploymentOf(manifests(), service).spec.template.spec.containers[0]! as {
+          env?: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+        };
+        const fieldOf = (name: string) => container.env?.find((e) => e.name === name)?.valueFrom?.fieldRef?.fieldPath;
+        expect(fieldOf('K8S_POD_NAME'), service).toBe('metadata.name');
+        expect(fieldOf('K8S_NAMESPACE_NAME'), service).toBe('metadata.namespace');
+        expect(fieldOf('K8S_NODE_NAME'), service).toBe('spec.nodeName');
+      }
+    });
+
     it('takes every secret from a Secret, never from a plain value', () => {
       for (const service of SERVICES) {
         const env = envOf(deploymentOf(manifests(), service).spec.template.spec.containers[0]!);
@@ -115,7 +129,9 @@ describe('the Helm chart', () => {
     });
 
     it('gives a PodDisruptionBudget to every service', () => {
-      const budgets = ofKind(manifests(), 'PodDisruptionBudget') as (Manifest & { spec: { selector: { matchLabels: Record<string, string> } } })[];
+      const budgets = ofKind(manifests(), 'PodDisruptionBudget') as (Manifest & {
+        spec: { selector: { matchLabels: Record<string, string> } };
+      })[];
       const components = budgets.map((b) => b.spec.selector.matchLabels['app.kubernetes.io/component']);
       expect(components.sort()).toEqual([...SERVICES].sort());
     });
@@ -123,7 +139,8 @@ describe('the Helm chart', () => {
     it('gives executors longer to stop than their drain takes', () => {
       const pod = deploymentOf(manifests(), 'run-executor').spec.template.spec;
       const env = envOf(pod.containers[0]!);
-      const drainMs = Number(env.EXECUTOR_DRAIN_GRACE_MS ?? 20_000) + Number(env.EXECUTOR_DRAIN_UNSAFE_CALL_MS ?? 20_000);
+      const drainMs =
+        Number(env.EXECUTOR_DRAIN_GRACE_MS ?? 20_000) + Number(env.EXECUTOR_DRAIN_UNSAFE_CALL_MS ?? 20_000);
       expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(drainMs / 1000 + 5);
       expect(pod.topologySpreadConstraints?.length).toBeGreaterThan(0);
     });
@@ -144,7 +161,11 @@ describe('the Helm chart', () => {
     const executor = deploymentOf(manifests, 'run-executor');
     expect(scaled?.spec.scaleTargetRef.name).toBe(executor.metadata.name);
     expect(scaled?.spec.triggers.map((t) => t.type)).toEqual(['nats-jetstream', 'nats-jetstream', 'nats-jetstream']);
-    expect(scaled?.spec.triggers.map((t) => t.metadata.consumer).sort()).toEqual(['executors-high', 'executors-low', 'executors-normal']);
+    expect(scaled?.spec.triggers.map((t) => t.metadata.consumer).sort()).toEqual([
+      'executors-high',
+      'executors-low',
+      'executors-normal',
+    ]);
     for (const trigger of scaled?.spec.triggers ?? []) {
       expect(trigger.metadata).toMatchObject({ stream: 'RUNS' });
       expect(trigger.metadata.natsServerMonitoringEndpoint).toBeTruthy();
@@ -173,13 +194,19 @@ describe('the Helm chart', () => {
   it('uses an existing Secret when told to, and creates none', () => {
     const manifests = rendered.get('production')!;
     const governance = deploymentOf(manifests, 'governance').spec.template.spec.containers[0]!;
-    const reference = governance.env?.find((v) => v.name === 'GOVERNANCE_KEY_ENCRYPTION_KEY')?.valueFrom?.secretKeyRef as { name: string };
+    const reference = governance.env?.find((v) => v.name === 'GOVERNANCE_KEY_ENCRYPTION_KEY')?.valueFrom
+      ?.secretKeyRef as { name: string };
     expect(ofKind(manifests, 'Secret').map((s) => s.metadata.name)).not.toContain(reference.name);
   });
 
   it('creates a Secret with a generated key-encryption key when none is named', () => {
-    const secrets = ofKind(rendered.get('defaults')!, 'Secret') as (Manifest & { data?: Record<string, string>; stringData?: Record<string, string> })[];
-    const key = secrets.map((s) => s.data?.['governance-key-encryption-key'] ?? s.stringData?.['governance-key-encryption-key']).find(Boolean);
+    const secrets = ofKind(rendered.get('defaults')!, 'Secret') as (Manifest & {
+      data?: Record<string, string>;
+      stringData?: Record<string, string>;
+    })[];
+    const key = secrets
+      .map((s) => s.data?.['governance-key-encryption-key'] ?? s.stringData?.['governance-key-encryption-key'])
+      .find(Boolean);
     expect(key).toBeTruthy();
   });
 
@@ -203,7 +230,10 @@ describe('the Helm chart', () => {
     try {
       await cp(CHART_DIR, dir, { recursive: true });
       const original = await readFile(join(dir, 'Chart.yaml'), 'utf8');
-      await writeFile(join(dir, 'Chart.yaml'), original.replace(/^description:.*$/m, 'description: Agent Run Service: broken'));
+      await writeFile(
+        join(dir, 'Chart.yaml'),
+        original.replace(/^description:.*$/m, 'description: Agent Run Service: broken'),
+      );
       await expect(lintChart(chart({ chartDir: dir }))).rejects.toThrow(HelmError);
       await expect(render({ chartDir: dir })).rejects.toThrow(HelmError);
     } finally {
@@ -216,8 +246,11 @@ describe('the Helm chart', () => {
 
 describe('the chart README', () => {
   function leafPaths(value: unknown, prefix: string): string[] {
-    if (value === null || typeof value !== 'object' || Array.isArray(value) || Object.keys(value).length === 0) return [prefix];
-    return Object.entries(value as Record<string, unknown>).flatMap(([key, child]) => leafPaths(child, prefix === '' ? key : `${prefix}.${key}`));
+    if (value === null || typeof value !== 'object' || Array.isArray(value) || Object.keys(value).length === 0)
+      return [prefix];
+    return Object.entries(value as Record<string, unknown>).flatMap(([key, child]) =>
+      leafPaths(child, prefix === '' ? key : `${prefix}.${key}`),
+    );
   }
 
   it('lists every value of values.yaml', async () => {

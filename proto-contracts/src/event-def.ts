@@ -40,6 +40,13 @@ export const EventFrame = z
     session: z.string(),
     run: z.string().describe('the task id; empty when the event belongs to no run'),
     payload: z.record(z.string(), z.unknown()),
+    trace_id: z
+      .string()
+      .regex(/^[0-9a-f]{32}$/)
+      .optional()
+      .describe(
+        "added member: the W3C trace id (32 lowercase hex digits) the event was published in, e.g. the start request's for a run's events; absent when it was published outside a trace",
+      ),
   })
   .describe('EventFrame');
 
@@ -58,4 +65,10 @@ export interface EventFrame {
   /** The run (task id); empty string when the event belongs to no run. */
   readonly run: string;
   readonly payload: Record<string, unknown>;
+  /**
+   * An added member (the Versioning rules allow one): the W3C trace id the
+   * event was published in, so that a frame leads to its trace in Jaeger or
+   * Tempo. Absent when the event was published outside a trace.
+   */
+  readonly trace_id?: string;
 }

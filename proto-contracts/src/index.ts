@@ -116,8 +116,52 @@ export {
   ToolContentStatsEntry,
   ToolMetricsEntry,
 } from './schemas/tool.ts';
-export { Flow, FlowRun, FlowMetricsEntry } from './schemas/flow.ts';
-export { AGENT_COMMANDS, AgentCommand, Agent, AgentPermission } from './schemas/agent.ts';
+export {
+  FLOW_STATUSES,
+  FLOW_STEP_STATUSES,
+  Flow,
+  FlowRun,
+  FlowMetricsEntry,
+  FlowStepState,
+  FlowUsage,
+} from './schemas/flow.ts';
+export {
+  FLOW_BUDGET_AXES,
+  FLOW_END_TARGETS,
+  FLOW_JOINS,
+  FLOW_MAX_BRANCHES,
+  FLOW_MAX_STEPS,
+  FLOW_OUTCOMES,
+  FLOW_STEP_ID_PATTERN,
+  FLOW_TEMPLATE_MAX_CHARS,
+  FlowBranchCase,
+  FlowBranchStep,
+  FlowBudget,
+  FlowCondition,
+  FlowDefinition,
+  FlowParallelStep,
+  FlowRunSpec,
+  FlowRunStep,
+  FlowStep,
+  FlowStepId,
+  FlowTarget,
+  FlowTemplate,
+  flowTemplateReferences,
+} from './schemas/flow-definition.ts';
+export type { FlowBudgetAxis, FlowOutcome, FlowTemplateReference } from './schemas/flow-definition.ts';
+export {
+  AGENT_COMMANDS,
+  AGENT_HEALTHS,
+  AGENT_STATES,
+  AgentCommand,
+  AgentState,
+  Agent,
+  AgentPermission,
+  FLEET_AGENT_KEY_PREFIX,
+  FLEET_PAUSE_REASON,
+  FleetEntry,
+} from './schemas/agent.ts';
+export type { AgentHealth } from './schemas/agent.ts';
 export { McpTransport, McpServer, McpBinding } from './schemas/mcp.ts';
 export {
   AgentId,
@@ -409,6 +453,26 @@ export type {
 export { INTERNAL_ENDPOINTS, getInternalEndpoint, internalEndpointsOfService } from './internal/index.ts';
 export { OwnerTriple } from './internal/shapes.ts';
 export { SESSION_ADMIT, SessionAdmitRequest, SessionAdmitReply } from './internal/session.ts';
+export {
+  AgentOutcomes,
+  AgentRunCounts,
+  GOVERNANCE_TENANT_BUDGET,
+  GovernanceTenantBudgetReply,
+  GovernanceTenantBudgetRequest,
+  MEMORY_TENANT_USAGE,
+  MemoryTenantUsageReply,
+  MemoryTenantUsageRequest,
+  MemoryTierUsage,
+  TASKS_AGENT_METRICS,
+  TASKS_AGENT_OUTCOMES,
+  TASKS_AGENT_RUNS,
+  TasksAgentMetricsReply,
+  TasksAgentMetricsRequest,
+  TasksAgentOutcomesReply,
+  TasksAgentOutcomesRequest,
+  TasksAgentRunsReply,
+  TasksAgentRunsRequest,
+} from './internal/fleet.ts';
 export {
   AGENT_RESOLVE,
   AgentResolveRequest,

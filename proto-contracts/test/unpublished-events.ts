@@ -27,21 +27,6 @@ export const UNPUBLISHED_EVENTS: ReadonlyMap<string, UnpublishedEvent> = new Map
     'planner.finish',
     'runtime.warning',
   ]),
-  ...group(27, 'the agent fleet (agents.* methods) is not built; they answer unimplemented', [
-    'agent.registered',
-    'agent.restarted',
-    'agent.deregistered',
-    'agent.health',
-    'agent.drained',
-    'agent.force_stopped',
-    'agent.paused',
-    'agent.restart_requested',
-  ]),
-  ...group(27, 'flows (flows.* methods) are not built; they answer unimplemented', [
-    'flow.budget_exceeded',
-    'flows.page_viewed',
-    'flows.run_invoked',
-  ]),
   ...group(27, "an agent's MCP connections are paused and resumed with the agent by fleet control (agents.pause)", [
     'mcp.connection.paused',
     'mcp.connection.resumed',

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import { ConfigError, loadConfig, startService } from '@ars/service-kit';
+import { ConfigError, loadConfig, startService, telemetryOptionsOf } from '@ars/service-kit';
 import type { BaseServiceConfig, ServiceDefinition } from '@ars/service-kit';
-import { createLogger, initMetrics } from '@ars/telemetry';
+import { createLogger, initMetrics, initTelemetry } from '@ars/telemetry';
 import type { Logger, LoggerOptions } from '@ars/telemetry';
 import { agentRegistryService } from '../../../services/agent-registry/src/service.ts';
 import { artifactService } from '../../../services/artifact/src/service.ts';
@@ -35,7 +35,11 @@ const SERVICES = [
   runExecutorService,
 ] as unknown as readonly AnyDefinition[];
 
-/** `service.name` of the one process's metrics resource (each series names its service in `ars.service`). */
+/**
+ * `service.name` of the one process's resource, traces and metrics alike
+ * (`OTEL_SERVICE_NAME` overrides it): each series names its service in
+ * `ars.service`, and so does each span (its tracer is named after it too).
+ */
 export const ONE_PROCESS_NAME = 'agent-run-service';
 
 /** The services of the one process, in start order (the gateway after them). */
@@ -112,16 +116,17 @@ function readConfigs(options: AllInOneOptions) {
 export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne> {
   const configs = readConfigs(options);
   const stops: (() => Promise<void>)[] = [];
-  // First, so that the process's one MeterProvider is named for the system, not for its first service.
+  // First, so that the process's one MeterProvider and TracerProvider are named for the system, not for its
+  // first service: each service's spans then carry `ars.service` and come from a tracer named after it.
   const { gateway: g } = configs;
-  const metrics = initMetrics({
+  const processTelemetry = telemetryOptionsOf(g, {
     serviceName: ONE_PROCESS_NAME,
-    ...(g.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? {} : { otlpEndpoint: g.OTEL_EXPORTER_OTLP_ENDPOINT }),
-    ...(g.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT === undefined
-      ? {}
-      : { otlpMetricsEndpoint: g.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT }),
-    exportIntervalMs: g.OTEL_METRIC_EXPORT_INTERVAL,
+    version: g.BUILD_VERSION,
+    instanceId: options.env['INSTANCE_ID'] ?? `${ONE_PROCESS_NAME}-${randomUUID().slice(0, 8)}`,
   });
+  const telemetry = initTelemetry(processTelemetry.tracing);
+  stops.push(() => telemetry.shutdown());
+  const metrics = initMetrics(processTelemetry.metrics);
   stops.push(() => metrics.shutdown());
   const errors: unknown[] = [];
   let stopping: Promise<void> | undefined;

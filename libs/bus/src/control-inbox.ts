@@ -1,6 +1,6 @@
 import { headers } from '@nats-io/transport-node';
 import type { Msg } from '@nats-io/transport-node';
-import { injectTraceContext } from '@ars/telemetry';
+import { context, extractTraceContext, injectTraceContext, tracingActive } from '@ars/telemetry';
 import type { Bus } from './connection.ts';
 import { replyMuxOf, ReplyMuxError } from './reply-mux.ts';
 import { controlSubject } from './subjects.ts';
@@ -127,7 +127,15 @@ export function serveControlInbox(
     callback: (error, msg) => {
       // A subscription error (a permission refusal) is reported on the connection's status, which the bus logs.
       if (error !== null) return;
-      onControl(parseJson(msg.data), (answer) => msg.respond(encoder.encode(JSON.stringify(answer))));
+      const handle = () =>
+        onControl(parseJson(msg.data), (answer) => msg.respond(encoder.encode(JSON.stringify(answer))));
+      // The sender's trace is active while the control is handled (its span links to it); no work when nothing traces.
+      if (!tracingActive()) handle();
+      else
+        context.with(
+          extractTraceContext((key) => msg.headers?.get(key) || undefined),
+          handle,
+        );
     },
   });
   return {

@@ -14,6 +14,20 @@ export interface StoredEvent {
   /** `''` for an event of no run. */
   readonly run: string;
   readonly payload: Record<string, unknown>;
+  /** The trace the event was published in (32 lowercase hex digits); the frame's `trace_id`. Absent outside a trace. */
+  readonly trace_id?: string;
+}
+
+const TRACE_ID = /^[0-9a-f]{32}$/;
+
+/**
+ * The trace id of a `traceparent` header (`00-<trace id>-<span id>-<flags>`),
+ * or undefined when there is none or it is malformed or all zeros.
+ */
+export function traceIdOf(traceparent: string | undefined): string | undefined {
+  if (traceparent === undefined || traceparent.length < 55) return undefined;
+  const id = traceparent.slice(3, 35);
+  return TRACE_ID.test(id) && id !== '00000000000000000000000000000000' ? id : undefined;
 }
 
 const encoder = new TextEncoder();
@@ -64,5 +78,6 @@ export function decodeEventMessage(msg: { readonly seq: number; readonly data: U
     session: stored.session,
     run: stored.run,
     payload: stored.payload,
+    ...(typeof stored.trace_id === 'string' && TRACE_ID.test(stored.trace_id) ? { trace_id: stored.trace_id } : {}),
   };
 }

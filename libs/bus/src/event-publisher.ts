@@ -5,7 +5,7 @@ import type { EventDef } from '@ars/contracts';
 import { injectTraceContext, SpanKind, withSpan } from '@ars/telemetry';
 import type { Logger } from '@ars/telemetry';
 import type { Bus } from './connection.ts';
-import { encodeStoredEvent } from './event-codec.ts';
+import { encodeStoredEvent, traceIdOf } from './event-codec.ts';
 import type { StoredEvent } from './event-codec.ts';
 import { redactPayload, scrubString } from './redactor.ts';
 import { publishTimer } from './publish-metrics.ts';
@@ -117,10 +117,15 @@ export function createEventPublisher(bus: Bus, options: EventPublisherOptions): 
     const h = headers();
     h.set(SOURCE_HEADER, source);
     if (event.run !== '') h.set(EVENT_RUN_HEADER, encodeToken(event.run));
-    injectTraceContext((key, value) => h.set(key, value));
+    let traceId: string | undefined;
+    injectTraceContext((key, value) => {
+      h.set(key, value);
+      if (key === 'traceparent') traceId = traceIdOf(value);
+    });
+    const body = traceId === undefined ? event : { ...event, trace_id: traceId };
     const started = performance.now();
     try {
-      const ack = await publishToStream(bus.nc, subject, encodeStoredEvent(event), {
+      const ack = await publishToStream(bus.nc, subject, encodeStoredEvent(body), {
         ...(deduplicate ? { msgId: event.id } : {}),
         headers: h,
       });
@@ -137,7 +142,11 @@ export function createEventPublisher(bus: Bus, options: EventPublisherOptions): 
     async publish(input: PublishEventInput): Promise<PublishResult> {
       return withSpan(
         `publish ${input.type}`,
-        { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'nats', 'ars.event_type': input.type } },
+        {
+          kind: SpanKind.PRODUCER,
+          service: source,
+          attributes: { 'messaging.system': 'nats', 'ars.event_type': input.type },
+        },
         async () => {
           const { def, data } = validated(input.type, input.payload);
           const out = delivered(input.type, def, data);

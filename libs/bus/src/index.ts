@@ -67,9 +67,16 @@ export type {
   PublishResult,
 } from './event-publisher.ts';
 export { MAX_REDACTION_DEPTH, REDACTED, redactPayload, scrubString, scrubValue } from './redactor.ts';
-export { decodeEventMessage, decodeStoredEvent, encodeStoredEvent } from './event-codec.ts';
+export { decodeEventMessage, decodeStoredEvent, encodeStoredEvent, traceIdOf } from './event-codec.ts';
 export type { StoredEvent } from './event-codec.ts';
-export { ALL_EVENTS_FILTER, READ_STALL_MS, eventStreamBounds, readEvents, storedEventIdAt, tailEvents } from './event-reader.ts';
+export {
+  ALL_EVENTS_FILTER,
+  READ_STALL_MS,
+  eventStreamBounds,
+  readEvents,
+  storedEventIdAt,
+  tailEvents,
+} from './event-reader.ts';
 export { addEphemeralConsumer } from './ephemeral-consumer.ts';
 export type { EphemeralConsumerOptions } from './ephemeral-consumer.ts';
 export type {

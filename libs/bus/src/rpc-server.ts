@@ -151,8 +151,10 @@ async function handle(ctx: EndpointContext, msg: ServiceMsg): Promise<void> {
   if (msg.reply === '') return; // a publish, not a request: nobody to answer
   const parent = extractTraceContext(headerReader(msg));
   const attributes = { 'rpc.system': 'nats', 'rpc.service': ctx.service, 'rpc.method': ctx.method };
-  const reply = await withSpan(`${ctx.service}/${ctx.method}`, { kind: SpanKind.SERVER, parent, attributes }, (span) =>
-    handleInSpan(ctx, msg, span),
+  const reply = await withSpan(
+    `${ctx.service}/${ctx.method}`,
+    { kind: SpanKind.SERVER, parent, attributes, service: ctx.service },
+    (span) => handleInSpan(ctx, msg, span),
   );
   respond(ctx, msg, reply);
 }

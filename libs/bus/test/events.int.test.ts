@@ -169,6 +169,7 @@ describe('event publisher', () => {
         session: id.session,
         run: 'task-1',
         payload: { TaskID: 'task-1', PriorState: 'running' },
+        trace_id: expect.stringMatching(/^[0-9a-f]{32}$/),
       },
     ]);
   });
@@ -190,6 +191,8 @@ describe('event publisher', () => {
     expect(msg?.headers?.get('traceparent')).toContain(traceId);
     expect(msg?.headers?.get('ars-source')).toBe('events-test');
     expect(decodeEventMessage(msg as JsMsg).run).toBe('');
+    // The frame names the trace too (its `trace_id` member), read from the stored body.
+    expect(decodeEventMessage(msg as JsMsg).trace_id).toBe(traceId);
   });
 
   it('publishes an event without a chosen id without Nats-Msg-Id, its random id in the body', async () => {

@@ -8,7 +8,10 @@ import {
 } from './commands/client-commands.ts';
 import { testCommand } from './commands/test.ts';
 import { upCommand } from './commands/up.ts';
+import type { UpOptions } from './commands/up.ts';
 import { EXIT } from './io.ts';
+import { LOG_FORMATS } from './log-format.ts';
+import type { LogFormat } from './log-format.ts';
 import type { Io } from './io.ts';
 import { USAGE } from './usage.ts';
 
@@ -22,6 +25,22 @@ const CLIENT_COMMANDS: Record<string, (io: Io, args: readonly string[]) => Promi
   info: infoCommand,
 };
 
+/** The options of `up [--split] [--log-format json|pretty]` (also `--log-format=json`); undefined for anything else. */
+export function parseUpArgs(args: readonly string[]): UpOptions | undefined {
+  let split = false;
+  let logFormat: LogFormat = 'pretty';
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === '--split') split = true;
+    else if (arg === '--log-format' || arg.startsWith('--log-format=')) {
+      const value = arg === '--log-format' ? args[++i] : arg.slice('--log-format='.length);
+      if (!(LOG_FORMATS as readonly (string | undefined)[]).includes(value)) return undefined;
+      logFormat = value as LogFormat;
+    } else return undefined;
+  }
+  return { split, logFormat };
+}
+
 /**
  * Runs one `ars` command line and resolves with its exit code: 0 success,
  * 1 failure, 2 usage error (an unknown command prints the usage on stderr).
@@ -29,13 +48,15 @@ const CLIENT_COMMANDS: Record<string, (io: Io, args: readonly string[]) => Promi
 export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   const [command, ...args] = argv;
   switch (command) {
-    case 'up':
-      if (args.some((arg) => arg !== '--split'))
+    case 'up': {
+      const options = parseUpArgs(args);
+      if (options === undefined)
         return usageError(
           io,
-          `up takes only --split (configure it with PORT, HOST, DATA_DIR, NATS_URL, NATS_MEMORY_LIMIT_MIB, MONGO_URL, STORE_ENGINE, ARS_UP_MODE)`,
+          `up takes only --split and --log-format json|pretty (configure it with PORT, HOST, DATA_DIR, NATS_URL, NATS_MEMORY_LIMIT_MIB, MONGO_URL, STORE_ENGINE, ARS_UP_MODE)`,
         );
-      return upCommand(io, { split: args.includes('--split') });
+      return upCommand(io, options);
+    }
     case 'test':
       return testCommand(io, REPO_ROOT, args);
     case 'help':

@@ -4,7 +4,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { findFreePort } from '@ars/bus';
 import type { NatsServerHandle } from '@ars/bus';
 import { formatChildLine, formatSupervisorLine } from './log-format.ts';
-import type { LogFormatOptions } from './log-format.ts';
+import type { LogFormat, LogFormatOptions } from './log-format.ts';
 import { lockDataDir, startLocalNats } from './local-nats.ts';
 import type { LocalNatsOptions } from './local-nats.ts';
 import { keepLocalNats } from './nats-keeper.ts';
@@ -40,6 +40,8 @@ export interface InProcessOptions {
   readonly natsMemoryLimitMiB: number;
   readonly mongoUrl?: string;
   readonly color: boolean;
+  /** @default 'pretty' */
+  readonly logFormat?: LogFormat;
   /** Where formatted lines go. */
   readonly write: (stream: 'stdout' | 'stderr', text: string) => void;
 }
@@ -66,7 +68,11 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
   const dataDir = resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true });
   const unlock = await lockDataDir(dataDir);
-  const format: LogFormatOptions = { color: options.color, prefixWidth: 'agent-registry'.length };
+  const format: LogFormatOptions = {
+    color: options.color,
+    prefixWidth: 'agent-registry'.length,
+    format: options.logFormat ?? 'pretty',
+  };
   const supervisorLine = (level: 'info' | 'warn' | 'error', message: string): void =>
     options.write(level === 'info' ? 'stdout' : 'stderr', formatSupervisorLine(message, level, format));
   const natsOptions: LocalNatsOptions = { memoryLimitMiB: options.natsMemoryLimitMiB };

@@ -1,9 +1,15 @@
 import { SERVICE_NAMES } from '@ars/contracts';
 
 /**
- * Turns the pino JSON lines of the services into short readable lines:
- * `[session]        info  service started instanceId=session-1a2b`.
+ * Turns the pino JSON lines of the services into short readable lines
+ * (`pretty`): `[session]        info  service started instanceId=session-1a2b
+ * trace_id=4bf9…`, or passes them through as they are (`json`, for a log
+ * shipper or `jq`).
  */
+
+/** The formats of `ars up --log-format`. */
+export const LOG_FORMATS = ['pretty', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 const ANSI = {
   reset: '\x1b[0m',
@@ -53,6 +59,7 @@ const PREFIX_COLORS: readonly Color[] = [
 
 /** Members of a pino line that the short form leaves out or shows elsewhere. */
 const HIDDEN_KEYS = new Set(['level', 'time', 'pid', 'hostname', 'service', 'name', 'msg', 'trace_id', 'span_id', 'v']);
+const TRACE_ID = /^[0-9a-f]{32}$/;
 
 /** Formatting choices shared by every line of a run. */
 export interface LogFormatOptions {
@@ -60,6 +67,8 @@ export interface LogFormatOptions {
   readonly color: boolean;
   /** Width the `[name]` prefix is padded to, so that columns line up. */
   readonly prefixWidth?: number;
+  /** `json`: every line as one JSON object, the services' as they wrote them. @default 'pretty' */
+  readonly format?: LogFormat;
 }
 
 /** Wraps text in an ANSI color when colors are on. */
@@ -88,6 +97,8 @@ export interface ParsedLogLine {
   readonly text: string;
   /** An error's stack, shown on the following lines for error and fatal. */
   readonly stack?: string;
+  /** The line's trace id (`trace_id`), to find the trace in Jaeger or Tempo. */
+  readonly traceId?: string;
 }
 
 /** Parses a pino JSON line; `undefined` when the line is not one. */
@@ -117,20 +128,37 @@ export function parsePinoLine(line: string): ParsedLogLine | undefined {
     fields.push(`${key}=${formatValue(value)}`);
   }
   const text = [msg, ...fields].filter((part) => part !== '').join(' ');
-  return stack === undefined ? { level, text } : { level, text, stack };
+  const traceId = record['trace_id'];
+  return {
+    level,
+    text,
+    ...(stack === undefined ? {} : { stack }),
+    ...(typeof traceId === 'string' && TRACE_ID.test(traceId) ? { traceId } : {}),
+  };
 }
+
+/** A line that is not pino JSON (a child's stray output), as a JSON line of the `json` format. */
+function jsonLine(name: string, level: string, message: string): string {
+  return JSON.stringify({ level: LEVEL_NUMBERS[level] ?? 30, time: Date.now(), service: name, msg: message });
+}
+
+const LEVEL_NUMBERS: Record<string, number> = Object.fromEntries(
+  Object.entries(LEVEL_NAMES).map(([number, name]) => [name, Number(number)]),
+);
 
 /**
  * One readable line (or several, for an error with its stack) for a line a
  * child wrote. Lines that are not pino JSON pass through unchanged.
  */
 export function formatChildLine(name: string, line: string, options: LogFormatOptions): string {
+  if (options.format === 'json') return parsePinoLine(line) === undefined ? jsonLine(name, 'info', line) : line;
   const prefix = formatPrefix(name, options);
   const parsed = parsePinoLine(line);
   if (!parsed) return `${prefix} ${line}`;
   const levelColor = LEVEL_COLORS[parsed.level] ?? 'reset';
   const levelTag = paint(parsed.level.padEnd(5), levelColor, options.color);
-  const head = `${prefix} ${levelTag} ${parsed.text}`;
+  const trace = parsed.traceId === undefined ? '' : ` ${paint(`trace_id=${parsed.traceId}`, 'dim', options.color)}`;
+  const head = `${prefix} ${levelTag} ${parsed.text}${trace}`;
   if (parsed.stack === undefined || (parsed.level !== 'error' && parsed.level !== 'fatal')) return head;
   const stackLines = parsed.stack.split('\n').slice(1);
   return [head, ...stackLines.map((stackLine) => `${prefix} ${paint(stackLine, 'dim', options.color)}`)].join('\n');
@@ -142,6 +170,7 @@ export function formatSupervisorLine(
   level: 'info' | 'warn' | 'error',
   options: LogFormatOptions,
 ): string {
+  if (options.format === 'json') return jsonLine('ars', level, message);
   const levelTag = paint(level.padEnd(5), LEVEL_COLORS[level] ?? 'reset', options.color);
   return `${paint('[ars]'.padEnd((options.prefixWidth ?? 0) + 2), 'bold', options.color)} ${levelTag} ${message}`;
 }

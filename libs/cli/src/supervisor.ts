@@ -122,6 +122,7 @@ class Supervisor {
     this.baseUrl = `http://${connectableHost(options.host)}:${context.port}`;
     this.format = {
       color: options.color ?? process.stdout.isTTY === true,
+      format: options.logFormat,
       prefixWidth: Math.max(...[...START_ORDER, SYSTEM_PROCESS].map((n) => n.length)),
     };
     this.restart = restartPolicy(options.restart);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LOG_FORMATS } from './log-format.ts';
 import { NATS_MEMORY_LIMIT_MIB, NATS_MEMORY_LIMIT_MIN_MIB } from './local-nats.ts';
 
 const NATS_URL = /^(nats|tls):\/\/\S+$/;
@@ -149,6 +150,12 @@ export const SystemOptions = z.object({
     .default(false)
     .describe('Restart crashed children with backoff (`ars up`); false for tests. Default false.'),
   color: z.boolean().optional().describe('ANSI colors in log lines. Default: when stdout is a terminal.'),
+  logFormat: z
+    .enum(LOG_FORMATS)
+    .default('pretty')
+    .describe(
+      "'pretty': short readable lines with their trace ids; 'json': the services' JSON lines as they are. Default pretty.",
+    ),
 });
 export type SystemOptions = z.output<typeof SystemOptions>;
 

@@ -2,8 +2,10 @@
 export const USAGE = `Usage: ars <command> [arguments]
 
 Commands:
-  up [--split]           start the whole system (nats-server unless NATS_URL, then every service and the
-                         gateway in one Node process; --split runs one process per service, as deployed)
+  up [--split] [--log-format pretty|json]
+                         start the whole system (nats-server unless NATS_URL, then every service and the
+                         gateway in one Node process; --split runs one process per service, as deployed);
+                         pretty: readable lines with their trace_id, json: the services' JSON lines as they are
   test [vitest args]     type-check, lint, then every test project (extra arguments go to vitest)
   token [json]           mint a dev token; json may set tenant, user, session, scopes
   call <method> [json]   call a registry method and print its answer (--session <id>)

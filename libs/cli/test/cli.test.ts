@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../src/cli.ts';
+import { parseUpArgs, runCli } from '../src/cli.ts';
 import { testSteps } from '../src/commands/test.ts';
 import type { Io } from '../src/io.ts';
 import { REPO_ROOT } from '../src/cli.ts';
@@ -71,6 +71,12 @@ describe('runCli', () => {
     expect(io.err()).toContain('up takes only --split');
   });
 
+  it('refuses a --log-format other than json or pretty (exit 2)', async () => {
+    const io = captureIo();
+    expect(await runCli(['up', '--log-format', 'xml'], io)).toBe(2);
+    expect(io.err()).toContain('--log-format json|pretty');
+  });
+
   it('exits 2 when call has no method', async () => {
     const io = captureIo();
     expect(await runCli(['call'], io)).toBe(2);
@@ -129,5 +135,19 @@ describe('testSteps', () => {
 
   it('skips eslint without a config', () => {
     expect(testSteps('/nonexistent', []).map((step) => step.title)).toEqual(['tsc -p tsconfig.json', 'vitest run']);
+  });
+});
+
+describe('parseUpArgs', () => {
+  it('reads --split and --log-format in either spelling, pretty by default', () => {
+    expect(parseUpArgs([])).toEqual({ split: false, logFormat: 'pretty' });
+    expect(parseUpArgs(['--log-format', 'json'])).toEqual({ split: false, logFormat: 'json' });
+    expect(parseUpArgs(['--split', '--log-format=pretty'])).toEqual({ split: true, logFormat: 'pretty' });
+  });
+
+  it('refuses a missing or unknown format and any other argument', () => {
+    expect(parseUpArgs(['--log-format'])).toBeUndefined();
+    expect(parseUpArgs(['--log-format=yaml'])).toBeUndefined();
+    expect(parseUpArgs(['--verbose'])).toBeUndefined();
   });
 });

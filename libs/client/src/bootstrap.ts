@@ -1,5 +1,6 @@
-import { ArsError } from './errors.ts';
+import { createArsError } from './errors.ts';
 import { normalizeBaseUrl, postJson } from './http.ts';
+import type { PostTransport } from './transport-fetch.ts';
 
 /**
  * The dev bootstrap body: only these members are accepted by the gateway.
@@ -21,16 +22,28 @@ export const BOOTSTRAP_PATH = '/v1/dev/bootstrap.json';
  * Resolves to the token string; failures throw ArsError (403 from a
  * non-loopback address, 400 naming an unknown member, 404 in production mode).
  */
-export async function bootstrapToken(
+export type BootstrapToken = (
   baseUrl: string,
-  body: BootstrapRequest = {},
-  options: { signal?: AbortSignal } = {},
+  body?: BootstrapRequest,
+  options?: { signal?: AbortSignal },
+) => Promise<string>;
+
+/** {@link BootstrapToken} over a transport (each entry point passes its runtime's). */
+export function bootstrapTokenWith(transport: PostTransport): BootstrapToken {
+  return (baseUrl, body = {}, options = {}) => bootstrapToken(transport, baseUrl, body, options);
+}
+
+async function bootstrapToken(
+  transport: PostTransport,
+  baseUrl: string,
+  body: BootstrapRequest,
+  options: { signal?: AbortSignal },
 ): Promise<string> {
   const url = normalizeBaseUrl(baseUrl) + BOOTSTRAP_PATH;
-  const answer = await postJson(url, body, {}, options.signal);
+  const answer = await postJson(url, body, {}, options.signal, transport);
   const token = pickToken(answer);
   if (token === undefined) {
-    throw new ArsError(200, 'invalid_response', `${url} answered without a token`);
+    throw createArsError(200, 'invalid_response', `${url} answered without a token`);
   }
   return token;
 }

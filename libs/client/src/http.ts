@@ -1,6 +1,5 @@
-import { ArsError, errorFromAnswer, networkError } from './errors.ts';
-import { defaultTransport } from './transport.ts';
-import type { HttpAnswer } from './transport.ts';
+import { createArsError, errorFromAnswer, networkError } from './errors.ts';
+import type { HttpAnswer, PostTransport } from './transport-fetch.ts';
 
 /** Strips trailing slashes so that `${base}/v1/...` never doubles one. */
 export function normalizeBaseUrl(baseUrl: string): string {
@@ -17,7 +16,7 @@ export function authHeaders(token: string | undefined, session: string | undefin
 }
 
 /**
- * POSTs a JSON body (through the runtime's {@link defaultTransport}) and
+ * POSTs a JSON body through `transport` and
  * returns the parsed JSON answer. Non-2xx → ArsError (see
  * {@link errorFromAnswer}); no response → ArsError `unavailable`.
  */
@@ -25,11 +24,12 @@ export async function postJson(
   url: string,
   body: unknown,
   headers: Record<string, string>,
-  signal?: AbortSignal,
+  signal: AbortSignal | undefined,
+  transport: PostTransport,
 ): Promise<unknown> {
   let answer: HttpAnswer;
   try {
-    answer = await defaultTransport(
+    answer = await transport(
       url,
       body === undefined ? '' : JSON.stringify(body),
       { 'content-type': 'application/json', accept: 'application/json', ...headers },
@@ -45,7 +45,7 @@ export async function postJson(
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new ArsError(
+    throw createArsError(
       answer.status,
       'invalid_response',
       `${url} answered ${answer.status} with a body that is not JSON`,

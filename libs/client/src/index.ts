@@ -1,14 +1,16 @@
 /**
- * @ars/client: the TypeScript SDK of the Agent Run Service (calls over
- * node:http on Node.js, else fetch, and a resumable SSE reader; no other dependency). Used by the CLI, the console,
- * the e2e tests and the benchmarks.
+ * @ars/client: the TypeScript SDK of the Agent Run Service. The Node.js
+ * entry: JSON calls over node:http(s) with keep-alive (the global fetch
+ * elsewhere), the event stream over fetch. Browsers get `browser.ts` (the
+ * `browser` export condition), with the same surface and no node: import.
  */
-export { createClient } from './client.ts';
-export type { ArsClient, CallOptions, ClientOptions } from './client.ts';
-export { ArsError, isArsError } from './errors.ts';
-export { bootstrapToken, BOOTSTRAP_PATH } from './bootstrap.ts';
-export type { BootstrapRequest } from './bootstrap.ts';
-export { EVENTS_PATH, isControlEvent } from './subscribe.ts';
-export type { ReconnectOptions, StreamControlEvent, SubscribeOptions } from './subscribe.ts';
-export { createSseParser } from './sse-parser.ts';
-export type { SseMessage, SseParser } from './sse-parser.ts';
+import { bootstrapTokenWith } from './bootstrap.ts';
+import { createClientWith } from './client.ts';
+import { defaultTransport } from './transport.ts';
+
+/** Creates a client; every method of the registry is `client.<family>.<name>(request)`. */
+export const createClient = createClientWith(defaultTransport);
+/** Mints a token from a dev-mode gateway (loopback only). */
+export const bootstrapToken = bootstrapTokenWith(defaultTransport);
+
+export * from './surface.ts';

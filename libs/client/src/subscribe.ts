@@ -1,10 +1,12 @@
-import type { EventFrame } from '@ars/contracts';
-import { ArsError, errorFromResponse, isRetryableStatus, networkError } from './errors.ts';
+import { createArsError, errorFromResponse, isRetryableStatus, networkError } from './errors.ts';
+import type { ArsError } from './errors.ts';
+import { EVENTS_ROUTE } from './generated/contract.ts';
+import type { EventFrame, EventType } from './generated/contract.ts';
 import { createSseParser } from './sse-parser.ts';
 import type { SseMessage } from './sse-parser.ts';
 
 /** The events route (`events.subscribe`). */
-export const EVENTS_PATH = '/v1/events';
+export const EVENTS_PATH = EVENTS_ROUTE;
 
 /** Reconnection after a dropped connection or a retryable refusal. */
 export interface ReconnectOptions {
@@ -12,6 +14,11 @@ export interface ReconnectOptions {
   readonly initialDelayMs?: number;
   /** Cap of the doubling delay, in ms. @default 5000 */
   readonly maxDelayMs?: number;
+  /**
+   * Jitter: each delay is shortened by a random fraction of up to this much of
+   * itself, so that clients dropped together do not reconnect together. 0..1. @default 0.5
+   */
+  readonly jitter?: number;
   /**
    * Consecutive attempts that deliver nothing before the subscription gives
    * up and throws the last error. @default Infinity
@@ -26,7 +33,7 @@ export interface SubscribeOptions {
   /** Only events of this run (header `X-Service-Run`). */
   readonly run?: string;
   /** Only these event types (header `X-Service-Event-Type`, comma-joined). */
-  readonly types?: readonly string[];
+  readonly types?: readonly (EventType | (string & Record<never, never>))[];
   /** Cross-tenant fan-in (query `admin=1`); needs admin or console:fleet. */
   readonly admin?: boolean;
   /** Overrides the client's `X-Service-Session` for this subscription. */
@@ -191,11 +198,11 @@ function classify(message: SseMessage, url: string): EventFrame | StreamControlE
     data = JSON.parse(message.data);
   } catch (error) {
     if (named) return { control: message.event, data: message.data };
-    throw new ArsError(200, 'invalid_response', `${url} sent a frame whose data is not JSON`, { cause: error });
+    throw createArsError(200, 'invalid_response', `${url} sent a frame whose data is not JSON`, { cause: error });
   }
   if (isFrame(data) && (!named || message.event === data.type)) return data;
   if (named) return { control: message.event, data };
-  throw new ArsError(200, 'invalid_response', `${url} sent a frame without type and sequence`);
+  throw createArsError(200, 'invalid_response', `${url} sent a frame without type and sequence`);
 }
 
 function isFrame(value: unknown): value is EventFrame {
@@ -230,10 +237,12 @@ async function connect(url: string, headers: Record<string, string>, signal: Abo
   }
 }
 
-function backoffMs(reconnect: ReconnectOptions, serverRetryMs: number | undefined, failures: number): number {
+/** Exponential backoff with jitter: `min(max, initial·2^(failures-1))`, shortened by up to `jitter` of itself. */
+export function backoffMs(reconnect: ReconnectOptions, serverRetryMs: number | undefined, failures: number): number {
   const initial = serverRetryMs ?? reconnect.initialDelayMs ?? 250;
   const max = reconnect.maxDelayMs ?? 5000;
-  return Math.min(max, initial * 2 ** Math.max(0, failures - 1));
+  const jitter = Math.min(1, Math.max(0, reconnect.jitter ?? 0.5));
+  return Math.min(max, initial * 2 ** Math.max(0, failures - 1)) * (1 - jitter * Math.random());
 }
 
 function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
@@ -249,5 +258,5 @@ function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 function dropped(url: string): ArsError {
-  return new ArsError(0, 'unavailable', `${url}: the event stream closed`);
+  return createArsError(0, 'unavailable', `${url}: the event stream closed`);
 }

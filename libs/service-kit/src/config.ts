@@ -1,5 +1,6 @@
 import { EMBEDDED_ENGINES } from '@ars/store';
 import { z } from 'zod';
+import { TELEMETRY_CONFIG_SHAPE } from './telemetry-config.ts';
 
 /** The log levels a service accepts in `LOG_LEVEL` (pino's, plus `silent`). */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -82,6 +83,7 @@ export const BaseServiceConfig = z.object({
       'Base URL of an OTLP/HTTP collector (e.g. http://otel:4318): traces go to /v1/traces, metrics to /v1/metrics. Unset: no OTLP export.',
     ),
   ...METRICS_CONFIG_SHAPE,
+  ...TELEMETRY_CONFIG_SHAPE,
   INSTANCE_ID: z
     .string()
     .min(1)
@@ -168,3 +170,6 @@ export function loadConfig<S extends z.ZodType>(schema: S, env: Environment): Re
   }
   throw new ConfigError([...problems].map(([variable, message]) => ({ variable, message })));
 }
+
+export { TELEMETRY_CONFIG_SHAPE, telemetryOptionsOf } from './telemetry-config.ts';
+export type { TelemetryConfig, TelemetryIdentity } from './telemetry-config.ts';

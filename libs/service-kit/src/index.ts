@@ -10,10 +10,12 @@ export {
   ConfigError,
   LOG_LEVELS,
   METRICS_CONFIG_SHAPE,
+  TELEMETRY_CONFIG_SHAPE,
   defineServiceConfig,
   loadConfig,
+  telemetryOptionsOf,
 } from './config.ts';
-export type { ConfigProblem, Environment } from './config.ts';
+export type { ConfigProblem, Environment, TelemetryConfig, TelemetryIdentity } from './config.ts';
 export { defineService } from './service-definition.ts';
 export type {
   ServiceContext,

@@ -10,6 +10,7 @@ import type { Store } from '@ars/store';
 import { PROMETHEUS_CONTENT_TYPE, createLogger, initMetrics, initTelemetry, metricsText } from '@ars/telemetry';
 import type { Logger, Metrics, SpanExporter, Telemetry } from '@ars/telemetry';
 import type { BaseServiceConfig } from './config.ts';
+import { telemetryOptionsOf } from './telemetry-config.ts';
 import { createHealthHandler, HEALTH_METHOD } from './health.ts';
 import { buildInternalTable } from './internal-handler.ts';
 import { buildMethodTable } from './method-table.ts';
@@ -74,25 +75,19 @@ interface Connections {
 /** Opens telemetry, bus (with infrastructure) and store, pushing a closer for each as it opens. */
 async function connect(
   service: string,
+  version: string,
   instanceId: string,
   config: Readonly<BaseServiceConfig>,
   overrides: StartOverrides,
   closers: Closer[],
 ): Promise<Connections> {
+  const options = telemetryOptionsOf(config, { serviceName: service, version, instanceId });
   const telemetry = initTelemetry({
-    serviceName: service,
-    ...(config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? {} : { otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT }),
+    ...options.tracing,
     ...(overrides.spanExporter === undefined ? {} : { exporter: overrides.spanExporter }),
   });
   closers.push({ name: 'telemetry', close: () => telemetry.shutdown() });
-  const metrics = initMetrics({
-    serviceName: service,
-    ...(config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? {} : { otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT }),
-    ...(config.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT === undefined
-      ? {}
-      : { otlpMetricsEndpoint: config.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT }),
-    exportIntervalMs: config.OTEL_METRIC_EXPORT_INTERVAL,
-  });
+  const metrics = initMetrics(options.metrics);
   closers.push({ name: 'metrics', close: () => metrics.shutdown() });
   observeStoreTransactions();
   const base = overrides.logger ?? createLogger({ name: service, level: config.LOG_LEVEL });
@@ -214,7 +209,7 @@ export async function startService<S extends z.ZodType<BaseServiceConfig>>(
   let logger: Logger | undefined;
   try {
     const probes = await openProbes(config, readiness, closers);
-    const connections = await connect(service, instanceId, config, overrides, closers);
+    const connections = await connect(service, definition.version, instanceId, config, overrides, closers);
     logger = connections.logger;
     if (probes !== undefined) logger.info(probes, 'health probes listening');
     const { bus, store, telemetry, metrics } = connections;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { BaseServiceConfig, ConfigError, defineServiceConfig, loadConfig } from '../src/config.ts';
+import { BaseServiceConfig, ConfigError, defineServiceConfig, loadConfig, telemetryOptionsOf } from '../src/config.ts';
 
 function problemsOf(run: () => unknown): Record<string, string> {
   try {
@@ -23,7 +23,72 @@ describe('loadConfig', () => {
       JETSTREAM_REPLICAS: 1,
       HEALTH_HOST: '0.0.0.0',
       OTEL_METRIC_EXPORT_INTERVAL: 60_000,
+      OTEL_TRACES_SAMPLER: 'parentbased_always_on',
+      OTEL_BSP_SCHEDULE_DELAY: 5_000,
     });
+  });
+
+  it('reads the standard OTEL_* trace variables and the downward API ones', () => {
+    const config = loadConfig(BaseServiceConfig, {
+      NATS_URL: 'nats://127.0.0.1:4222',
+      OTEL_SERVICE_NAME: 'ars-memory',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=prod,team=agent%20ops',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://tempo:4318/v1/traces',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=abc%3D',
+      K8S_POD_NAME: 'memory-0',
+    });
+    expect(config).toMatchObject({
+      OTEL_SERVICE_NAME: 'ars-memory',
+      OTEL_RESOURCE_ATTRIBUTES: { 'deployment.environment.name': 'prod', team: 'agent ops' },
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: 0.25,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_EXPORTER_OTLP_HEADERS: { 'x-api-key': 'abc=' },
+      K8S_POD_NAME: 'memory-0',
+    });
+    const { tracing, metrics } = telemetryOptionsOf(config, {
+      serviceName: 'memory',
+      version: '0.1.0',
+      instanceId: 'memory-1',
+    });
+    expect(tracing).toMatchObject({
+      serviceName: 'memory',
+      sampler: { name: 'parentbased_traceidratio', ratio: 0.25 },
+      otlpTracesEndpoint: 'http://tempo:4318/v1/traces',
+      otlpProtocol: 'http/json',
+      otlpHeaders: { 'x-api-key': 'abc=' },
+      resource: {
+        serviceNameOverride: 'ars-memory',
+        serviceVersion: '0.1.0',
+        instanceId: 'memory-1',
+        k8s: { podName: 'memory-0' },
+      },
+    });
+    expect(metrics.otlpHeaders).toEqual({ 'x-api-key': 'abc=' });
+  });
+
+  it('refuses an unknown sampler, a ratio above 1, an unknown protocol and malformed attributes, naming each', () => {
+    const problems = problemsOf(() =>
+      loadConfig(BaseServiceConfig, {
+        NATS_URL: 'nats://127.0.0.1:4222',
+        OTEL_TRACES_SAMPLER: 'sometimes',
+        OTEL_TRACES_SAMPLER_ARG: '1.5',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+        OTEL_RESOURCE_ATTRIBUTES: 'a=1,b',
+        OTEL_EXPORTER_OTLP_HEADERS: 'k=%zz',
+      }),
+    );
+    expect(Object.keys(problems).sort()).toEqual([
+      'OTEL_EXPORTER_OTLP_HEADERS',
+      'OTEL_EXPORTER_OTLP_PROTOCOL',
+      'OTEL_RESOURCE_ATTRIBUTES',
+      'OTEL_TRACES_SAMPLER',
+      'OTEL_TRACES_SAMPLER_ARG',
+    ]);
+    expect(problems['OTEL_RESOURCE_ATTRIBUTES']).toContain('"b" is not key=value');
   });
 
   it('refuses an OTLP metrics endpoint that is not an http URL and an export interval under a second', () => {

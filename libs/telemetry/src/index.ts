@@ -4,15 +4,25 @@
  * process, pre-bound instruments, Prometheus text and OTLP export). Configuration is passed in; this
  * package never reads the environment.
  */
-export { initTelemetry, tracingActive } from './setup.ts';
-export type { Telemetry, TelemetryOptions } from './setup.ts';
+export {
+  OTLP_PROTOCOLS,
+  SAMPLER_NAMES,
+  SERVICE_SPAN_ATTRIBUTE,
+  createSampler,
+  initTelemetry,
+  otlpTracesUrl,
+  tracingActive,
+} from './setup.ts';
+export type { OtlpProtocol, SamplerName, SamplerOptions, Telemetry, TelemetryOptions } from './setup.ts';
+export { buildResource, parseKeyValueList } from './resource.ts';
+export type { ResourceOptions } from './resource.ts';
 export { createLogger, createMemoryLogger } from './logger.ts';
 export type { Logger, LoggerOptions, LogLevel, MemoryLogger } from './logger.ts';
 export { injectTraceContext, extractTraceContext } from './propagation.ts';
 export { startSpan, withSpan } from './spans.ts';
 export type { SpanOptions } from './spans.ts';
 export { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
-export type { Context, Span, Tracer } from '@opentelemetry/api';
+export type { Context, Link, Span, SpanContext, Tracer } from '@opentelemetry/api';
 export {
   DEFAULT_EXPORT_INTERVAL_MS,
   PROMETHEUS_CONTENT_TYPE,

@@ -2,11 +2,11 @@ import { metrics as metricsApi } from '@opentelemetry/api';
 import type { Attributes, Meter, ObservableCallback, ObservableGauge } from '@opentelemetry/api';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
-import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { instrumentsProducer } from './instruments.ts';
+import { buildResource } from './resource.ts';
+import type { ResourceOptions } from './resource.ts';
 
 /**
  * One MeterProvider per process. The first {@link initMetrics} call creates
@@ -36,6 +36,10 @@ export interface MetricsOptions {
   readonly otlpMetricsEndpoint?: string;
   /** @default {@link DEFAULT_EXPORT_INTERVAL_MS} */
   readonly exportIntervalMs?: number;
+  /** Headers of every OTLP export request (`OTEL_EXPORTER_OTLP_HEADERS`). */
+  readonly otlpHeaders?: Readonly<Record<string, string>>;
+  /** The process resource (first call only), as the traces' one. @default `service.name` = serviceName, detectors */
+  readonly resource?: Omit<ResourceOptions, 'serviceName'> & { readonly serviceName?: string };
 }
 
 /** A service's handle on the process's metrics. */
@@ -84,13 +88,17 @@ function register(options: MetricsOptions): Registration {
     url === undefined
       ? undefined
       : new PeriodicExportingMetricReader({
-          exporter: new OTLPMetricExporter({ url }),
+          exporter: new OTLPMetricExporter({
+            url,
+            ...(options.otlpHeaders === undefined ? {} : { headers: { ...options.otlpHeaders } }),
+          }),
           exportIntervalMillis: options.exportIntervalMs ?? DEFAULT_EXPORT_INTERVAL_MS,
           exportTimeoutMillis: Math.min(30_000, options.exportIntervalMs ?? DEFAULT_EXPORT_INTERVAL_MS),
           metricProducers: [instrumentsProducer],
         });
+  const { serviceName = options.serviceName, ...resource } = options.resource ?? {};
   const provider = new MeterProvider({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),
+    resource: buildResource({ ...resource, serviceName }),
     readers: otlp === undefined ? [prometheus] : [prometheus, otlp],
   });
   metricsApi.setGlobalMeterProvider(provider);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { context, isSpanContextValid, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
-import type { Attributes, Context, Span, SpanKind } from '@opentelemetry/api';
-import { tracingActive } from './setup.ts';
+import type { Attributes, Context, Link, Span, SpanKind } from '@opentelemetry/api';
+import { carrierSampled, SERVICE_SPAN_ATTRIBUTE, tracingActive } from './setup.ts';
 
 /** Options of {@link withSpan}. */
 export interface SpanOptions {
@@ -10,6 +10,14 @@ export interface SpanOptions {
   readonly attributes?: Attributes;
   /** The parent; @default the active context. */
   readonly parent?: Context;
+  /**
+   * The service the span works for: the name of its tracer and its
+   * `ars.service` attribute. @default the local parent's `ars.service`
+   * (a span of a library inherits it), tracer `@ars/telemetry`
+   */
+  readonly service?: string;
+  /** Links to other spans (a redelivered run's previous attempt). */
+  readonly links?: Link[];
 }
 
 const TRACER_NAME = '@ars/telemetry';
@@ -29,13 +37,9 @@ function errorMessage(error: unknown): string {
  */
 export async function withSpan<T>(name: string, options: SpanOptions, fn: (span: Span) => Promise<T>): Promise<T> {
   if (!tracingActive()) return withoutSpan(options.parent, fn);
-  const tracer = trace.getTracer(TRACER_NAME);
+  const tracer = trace.getTracer(options.service ?? TRACER_NAME);
   const parent = options.parent ?? context.active();
-  const spanOptions = {
-    ...(options.kind === undefined ? {} : { kind: options.kind }),
-    ...(options.attributes === undefined ? {} : { attributes: options.attributes }),
-  };
-  return tracer.startActiveSpan(name, spanOptions, parent, async (span) => {
+  return tracer.startActiveSpan(name, sdkOptions(options), parent, async (span) => {
     try {
       return await fn(span);
     } catch (error) {
@@ -59,11 +63,20 @@ export async function withSpan<T>(name: string, options: SpanOptions, fn: (span:
 export function startSpan(name: string, options: SpanOptions = {}, tracerName: string = TRACER_NAME): Span {
   const parent = options.parent ?? context.active();
   if (!tracingActive()) return spanToCarry(parent);
-  const spanOptions = {
+  return trace.getTracer(options.service ?? tracerName).startSpan(name, sdkOptions(options), parent);
+}
+
+/** The API's span options of ours (`service` becomes the `ars.service` attribute). */
+function sdkOptions(options: SpanOptions): { kind?: SpanKind; attributes?: Attributes; links?: Link[] } {
+  const attributes =
+    options.service === undefined
+      ? options.attributes
+      : { ...options.attributes, [SERVICE_SPAN_ATTRIBUTE]: options.service };
+  return {
     ...(options.kind === undefined ? {} : { kind: options.kind }),
-    ...(options.attributes === undefined ? {} : { attributes: options.attributes }),
+    ...(attributes === undefined ? {} : { attributes }),
+    ...(options.links === undefined ? {} : { links: options.links }),
   };
-  return trace.getTracer(tracerName).startSpan(name, spanOptions, parent);
 }
 
 /** The span whose context travels while nothing is recorded: the parent's when valid, else a fresh root's. */
@@ -74,7 +87,7 @@ function spanToCarry(base: Context): Span {
   return trace.wrapSpanContext({
     traceId: ids.slice(0, 32),
     spanId: ids.slice(32),
-    traceFlags: TraceFlags.SAMPLED,
+    traceFlags: carrierSampled() ? TraceFlags.SAMPLED : TraceFlags.NONE,
   });
 }
 

@@ -19,6 +19,13 @@ import {
   GOVERNANCE_SEAL_SECRET,
 } from './governance.ts';
 import { MEMORY_CALLER_READ, MEMORY_CALLER_WRITE, MEMORY_ERASE_SESSION, MEMORY_PROMPT_BLOCKS } from './memory.ts';
+import {
+  GOVERNANCE_TENANT_BUDGET,
+  MEMORY_TENANT_USAGE,
+  TASKS_AGENT_METRICS,
+  TASKS_AGENT_OUTCOMES,
+  TASKS_AGENT_RUNS,
+} from './fleet.ts';
 import { SESSION_ADMIT } from './session.ts';
 import { TASKS_ERASE_SESSION } from './tasks.ts';
 import { OAUTH_BEGIN, OAUTH_COMPLETE } from './oauth.ts';
@@ -58,6 +65,11 @@ export const INTERNAL_ENDPOINTS: readonly InternalEndpointDef[] = Object.freeze(
   TOOLS_RECORD_CALLS,
   OAUTH_BEGIN,
   OAUTH_COMPLETE,
+  TASKS_AGENT_RUNS,
+  TASKS_AGENT_METRICS,
+  TASKS_AGENT_OUTCOMES,
+  MEMORY_TENANT_USAGE,
+  GOVERNANCE_TENANT_BUDGET,
 ]);
 
 const BY_NAME: ReadonlyMap<string, InternalEndpointDef> = (() => {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineMethod } from '../method-def.ts';
 import type { MethodDef } from '../method-def.ts';
-import { Agent, AgentCommand, AgentPermission } from '../schemas/agent.ts';
+import { Agent, AgentCommand, AgentPermission, AgentState } from '../schemas/agent.ts';
 import { AgentId, SkillView } from '../schemas/agent-config.ts';
 import { JsonObject, Timestamp, pageOf, pageRequest, record, requestOf, timeWindow } from '../schemas/common.ts';
 import { LlmOverridesView } from '../schemas/governance.ts';
@@ -12,6 +12,19 @@ import { onFamily } from './routing.ts';
 export const AgentControlRequest = requestOf({
   agent_id: AgentId,
   reason: z.string().max(1024).optional(),
+  command_id: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(/^[A-Za-z0-9._:-]+$/)
+    .optional()
+    .describe(
+      "idempotency key of the command within the tenant: a repeat answers the first call's response and changes nothing; absent: a fresh id",
+    ),
+  force: z
+    .boolean()
+    .optional()
+    .describe('agents.deregister only: deregister although runs are in flight (they are hard-cancelled)'),
 });
 export type AgentControlRequest = z.infer<typeof AgentControlRequest>;
 
@@ -19,8 +32,11 @@ export type AgentControlRequest = z.infer<typeof AgentControlRequest>;
 export const AgentControlResponse = record({
   agent_id: z.string(),
   command: AgentCommand,
-  accepted: z.boolean(),
+  accepted: z.boolean().describe('true when the command changed the agent; false when it already was in that state'),
   issued_at: Timestamp,
+  command_id: z.string().optional(),
+  state: AgentState.optional().describe('the state the command left the agent in'),
+  incarnation: z.int().nonnegative().optional(),
 });
 export type AgentControlResponse = z.infer<typeof AgentControlResponse>;
 
@@ -70,6 +86,10 @@ export const AgentMemoryResponse = record({
   item_count: z.int().nonnegative(),
   size_bytes: z.int().nonnegative(),
   health: z.string().optional(),
+  tiers: z
+    .array(record({ tier: z.string(), item_count: z.int().nonnegative(), size_bytes: z.int().nonnegative() }))
+    .optional()
+    .describe("the tenant's memory the agent's runs read, by tier (tenant, user, session)"),
 });
 export type AgentMemoryResponse = z.infer<typeof AgentMemoryResponse>;
 

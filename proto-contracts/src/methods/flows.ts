@@ -12,7 +12,7 @@ import {
   timeWindow,
   Timestamp,
 } from '../schemas/common.ts';
-import { Flow, FlowMetricsEntry, FlowRun } from '../schemas/flow.ts';
+import { Flow, FlowMetricsEntry, FlowRun, FlowStepState } from '../schemas/flow.ts';
 import { onFamily } from './routing.ts';
 
 /** flows.describe: one flow and its recent runs (tenant-scoped; admin widens run visibility). */
@@ -65,7 +65,7 @@ export const FlowRunDescribeRequest = requestOf({ run_id: Id });
 export type FlowRunDescribeRequest = z.infer<typeof FlowRunDescribeRequest>;
 
 /** A flow run and its steps. */
-export const FlowRunDescription = record({ run: FlowRun, steps: z.array(JsonObject).optional() });
+export const FlowRunDescription = record({ run: FlowRun, steps: z.array(FlowStepState).optional() });
 export type FlowRunDescription = z.infer<typeof FlowRunDescription>;
 
 /** flows.runs.list: flow runs; `filter.tenant_ids` is the admin fan-in (XA). */

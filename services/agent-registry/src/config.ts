@@ -122,6 +122,24 @@ export const AgentRegistryConfig = BaseServiceConfig.extend({
     .describe(
       'Milliseconds one request to an authorization server (discovery, registration, token, revocation) may take. Default 10000.',
     ),
+  FLEET_HEALTH_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(3_600_000)
+    .default(30_000)
+    .describe(
+      'Milliseconds between two fleet health passes: each asks the run-executor once for the runs ended in the last interval and reports `agent.health` for every agent that had any. Default 30000.',
+    ),
+  FLEET_DEPENDENCY_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .default(5_000)
+    .describe(
+      'Milliseconds an agents.* read or control waits for the run-executor, memory or governance (asked again while they do not answer); then 503 `unavailable`. Default 5000.',
+    ),
   // OAuth providers whose credential_broker is an http(s) URL: their tokens come from that broker.
   ...CREDENTIAL_BROKER_CONFIG_SHAPE,
 });

@@ -18,6 +18,8 @@ import { createSessionSettingsRepository } from './store/session-settings.reposi
 import { createSkillRepository } from './store/skill.repository.ts';
 import { createToolsModule } from './tools/index.ts';
 import { createCallMetricsRepository } from './tools/call-metrics.repository.ts';
+import { createFleetModule, withFleetRegistration } from './fleet/index.ts';
+import type { FleetModule } from './fleet/index.ts';
 
 /**
  * The agent-registry service: agent_config.* (revisions, tiers, skills), agents.* (fleet registry and control), tools.* and mcp.*.
@@ -25,19 +27,23 @@ import { createCallMetricsRepository } from './tools/call-metrics.repository.ts'
  * `_agent.resolve` and `_agent.effective_config`; the MCP host (`mcp.servers.*`, `mcp.apps.*`, `_mcp.call_tool`, `_mcp.cancel_call`,
  * see `mcp/`); the tool catalogue (`tools.*`, `_tools.catalogue`, `_tools.record_calls`, see `tools/`); OAuth-bound
  * MCP servers (`_oauth.begin`, `_oauth.complete`, `mcp.servers.bindings.list`, `refresh_binding`, `revoke_binding`,
- * `tools.revoke_oauth`, see `oauth/`). Still `unimplemented`: agents.*.
+ * `tools.revoke_oauth`, see `oauth/`); the agent fleet (`agents.*`: registrations in the `ars_fleet` KV bucket,
+ * fleet control, health reports, see `fleet/`).
  */
 export const agentRegistryService = defineService({
   name: 'agent-registry',
   version: '0.1.0',
   config: AgentRegistryConfig,
   build: async ({ store, publisher, config, rpc, logger, bus }) => {
-    const [revisions, variants, skills, sessionSettings] = await Promise.all([
+    const fleetRef: { module?: FleetModule } = {};
+    const [adminRevisions, variants, skills, sessionSettings] = await Promise.all([
       createRevisionRepository(store),
       createRevisionRepository(store, { collection: 'agent_config_user_revisions', perUser: true }),
       createSkillRepository(store),
       createSessionSettingsRepository(store),
     ]);
+    // Every new head revision of the admin tier registers its agent in the fleet (or takes its version hash).
+    const revisions = withFleetRegistration(adminRevisions, () => fleetRef.module?.registrar, logger);
     const retirements = createRetirementRepository(store);
     const erased = createErasedSessionMarkers(store);
     const lookup = { revisions, retirements, defaultAgentId: config.DEFAULT_AGENT_ID };
@@ -72,8 +78,22 @@ export const agentRegistryService = defineService({
       retentionDays: config.TOOL_METRICS_RETENTION_DAYS,
       logger,
     });
+    const fleet = await createFleetModule({
+      store,
+      bus,
+      rpc,
+      publisher,
+      logger,
+      lookup: { revisions: adminRevisions, retirements, defaultAgentId: config.DEFAULT_AGENT_ID },
+      skills,
+      catalogue: { host: mcp.toolHost, policies: tools.policies },
+      healthIntervalMs: config.FLEET_HEALTH_INTERVAL_MS,
+      dependencyTimeoutMs: config.FLEET_DEPENDENCY_TIMEOUT_MS,
+    });
+    fleetRef.module = fleet;
     return {
       handlers: {
+        ...fleet.handlers,
         ...createRevisionHandlers({ ...lookup, publisher }),
         ...createSetterHandlers({ ...lookup, publisher }),
         'agent_config.retire': createRetireHandler({ ...lookup, variants, sessionSettings, skills, publisher }),
@@ -102,6 +122,7 @@ export const agentRegistryService = defineService({
         ...oauth.internalHandlers,
       ],
       stop: async () => {
+        await fleet.stop();
         await tools.stop();
         await mcp.stop();
       },

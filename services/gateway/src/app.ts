@@ -122,7 +122,7 @@ export function buildGateway(deps: GatewayDeps): GatewayApp {
     );
   });
 
-  void app.register(opsRoutes, { bus: deps.bus });
+  void app.register(opsRoutes, { bus: deps.bus, authenticator: { verifier: deps.verifier, revocations } });
   void app.register(oauthCallbackRoutes, {
     rpc: deps.rpc,
     timeoutMs: deps.limits?.oauthCallbackTimeoutMs ?? DEFAULT_OAUTH_CALLBACK_TIMEOUT_MS,

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { ConfigError, LOG_LEVELS, METRICS_CONFIG_SHAPE, loadConfig } from '@ars/service-kit/config';
+import {
+  ConfigError,
+  LOG_LEVELS,
+  METRICS_CONFIG_SHAPE,
+  TELEMETRY_CONFIG_SHAPE,
+  loadConfig,
+} from '@ars/service-kit/config';
 
 /**
  * The gateway reads its environment with the same rules as every service
@@ -169,6 +175,7 @@ export const GatewayConfig = z
         'Base URL of an OTLP/HTTP collector: traces to /v1/traces, metrics to /v1/metrics; unset means no OTLP export.',
       ),
     ...METRICS_CONFIG_SHAPE,
+    ...TELEMETRY_CONFIG_SHAPE,
     INSTANCE_ID: z
       .string()
       .min(1)

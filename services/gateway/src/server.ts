@@ -22,6 +22,7 @@ import {
 } from '@ars/auth';
 import type { TokenIssuer } from '@ars/auth';
 import { METHODS } from '@ars/contracts';
+import { telemetryOptionsOf } from '@ars/service-kit/config';
 import { createLogger, initMetrics, initTelemetry } from '@ars/telemetry';
 import type { Logger, Metrics, SpanExporter, Telemetry } from '@ars/telemetry';
 import type { FastifyInstance } from 'fastify';
@@ -192,19 +193,16 @@ async function serveGateway(
  */
 export async function startGateway(config: GatewayConfig, overrides: GatewayOverrides = {}): Promise<GatewayRuntime> {
   const startedAt = performance.now();
-  const telemetry: Telemetry = initTelemetry({
+  const options = telemetryOptionsOf(config, {
     serviceName: 'gateway',
-    ...(config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? {} : { otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT }),
+    version: config.BUILD_VERSION,
+    instanceId: config.INSTANCE_ID,
+  });
+  const telemetry: Telemetry = initTelemetry({
+    ...options.tracing,
     ...(overrides.spanExporter === undefined ? {} : { exporter: overrides.spanExporter }),
   });
-  const metrics = initMetrics({
-    serviceName: 'gateway',
-    ...(config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? {} : { otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT }),
-    ...(config.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT === undefined
-      ? {}
-      : { otlpMetricsEndpoint: config.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT }),
-    exportIntervalMs: config.OTEL_METRIC_EXPORT_INTERVAL,
-  });
+  const metrics = initMetrics(options.metrics);
   const logger = (overrides.logger ?? createLogger({ name: 'gateway', level: config.LOG_LEVEL })).child({
     instance_id: config.INSTANCE_ID,
   });

@@ -1,3 +1,4 @@
+import { tenantBudgetHandler } from './handlers/tenant-budget.handler.ts';
 import { defineService, startPeriodic } from '@ars/service-kit';
 import type { ServiceContext, ServiceImplementation } from '@ars/service-kit';
 import { GovernanceConfig } from './config.ts';
@@ -77,6 +78,7 @@ async function buildGovernance(
       recordTokenRotationHandler(ctx),
       sealSecretHandler(ctx),
       openSecretHandler(ctx),
+      tenantBudgetHandler(ctx),
     ],
   };
 }

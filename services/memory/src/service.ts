@@ -1,3 +1,4 @@
+import { createTenantUsageHandler } from './internal/tenant-usage.handler.ts';
 import { createErasedSessionMarkers, defineService } from '@ars/service-kit';
 import { MemoryConfig } from './config.ts';
 import { createMemoryEvents } from './events.ts';
@@ -76,6 +77,7 @@ export const memoryService = defineService({
         createEraseSessionHandler(deps),
         createCallerReadHandler(deps),
         createCallerWriteHandler(deps),
+        createTenantUsageHandler(deps),
       ],
       metadata: { capabilities: 'caller_memory', memory_strategy: 'caller_memory' },
       stop: stopHealth,

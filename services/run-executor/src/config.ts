@@ -34,6 +34,20 @@ export const RunExecutorConfig = BaseServiceConfig.extend({
     .max(60_000)
     .default(5_000)
     .describe('How long start waits for the session, agent-registry and artifact services, in ms. Default 5000.'),
+  FLOWS_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Directory of flow definitions: <tenant>/<flow_id>.yaml|.yml|.json. Unset: no flows (flows.list is empty, flows.run answers not_found).',
+    ),
+  FLOWS_RELOAD_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(3_600_000)
+    .default(5_000)
+    .describe('How often FLOWS_DIR is read again for changed, added and removed files, in ms. Default 5000.'),
   ...ENGINE_CONFIG_SHAPE,
 });
 export type RunExecutorConfig = z.infer<typeof RunExecutorConfig>;

@@ -11,11 +11,14 @@ import { createErasedSessionRepository } from './store/erased-session.repository
 import { createLeaseRepository } from './store/lease.repository.ts';
 import { createTaskGroupRepository } from './store/task-group.repository.ts';
 import { cachedFigures, observeExecutor, readConsumers } from './metrics/queue-metrics.ts';
+import { createFlowCatalog } from './flows/catalog.ts';
+import { createFlowRunRepository } from './flows/flow-run.repository.ts';
+import { createFleetGate } from './engine/fleet-gate.ts';
+import { createFleetReadHandlers } from './handlers/fleet-reads.handler.ts';
 
 /**
  * The run-executor service: start, the nine steering controls, tasks.*, pause.list, search.tasks and
- * runs.set_overrides; runs the planner loop on the RUNS work queue. It also owns flows.*, which still
- * answer `unimplemented` (issue 27): a method without a handler does.
+ * runs.set_overrides and flows.*; runs the planner loop (and the flow driver) on the RUNS work queue.
  */
 export const runExecutorService = defineService({
   name: 'run-executor',
@@ -27,6 +30,21 @@ export const runExecutorService = defineService({
     const runOverrides = createRunOverridesRepository(store);
     const taskConfigs = createTaskConfigRepository(store);
     const groups = createTaskGroupRepository(store);
+    const flowRuns = await createFlowRunRepository(store);
+    const catalog = await createFlowCatalog({
+      dir: config.FLOWS_DIR,
+      reloadMs: config.FLOWS_RELOAD_MS,
+      logger: logger.child({ component: 'flows' }),
+    });
+    // Fleet control (agents.*): the agents' states from the ars_fleet KV bucket, enforced on start and claims.
+    const fleet = createFleetGate({
+      bus,
+      logger: logger.child({ component: 'fleet' }),
+      defaultAgentId: config.DEFAULT_AGENT_ID,
+      openPauses: (taskId) => runStates.openPauses(taskId),
+    });
+    await fleet.start();
+    const fleetReads = await createFleetReadHandlers(store, { defaultAgentId: config.DEFAULT_AGENT_ID });
     const api = createApiHandlers(
       {
         tasks,
@@ -44,10 +62,13 @@ export const runExecutorService = defineService({
               runOverrides.eraseSession(triple),
               taskConfigs.eraseSession(triple),
               groups.eraseSession(triple),
+              flowRuns.eraseSession(triple),
             ])
           ).reduce((a, b) => a + b, 0),
         runOverrides,
         erasedSessions: createErasedSessionRepository(store),
+        flows: { catalog, flowRuns },
+        fleet,
       },
     );
     const settings = engineSettingsOf(config);
@@ -64,12 +85,22 @@ export const runExecutorService = defineService({
       taskConfigs,
       leases: createLeaseRepository(store),
       settings,
+      fleet,
+      flowRuns,
     });
     observeExecutor(metrics, {
       figures: cachedFigures(readConsumers(bus)),
       busy: () => engine.active,
       capacity: settings.concurrency,
     });
-    return { handlers: api.handlers, internalHandlers: api.internalHandlers, stop: () => engine.stop() };
+    return {
+      handlers: api.handlers,
+      internalHandlers: [...api.internalHandlers, ...fleetReads],
+      stop: async () => {
+        await engine.stop();
+        await catalog.stop();
+        await fleet.stop();
+      },
+    };
   },
 });

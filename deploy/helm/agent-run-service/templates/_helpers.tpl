@@ -214,3 +214,8 @@ unsafe call's allowance) and 15 s for the rest of shutdown. Call with
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/* The ConfigMap key of one flow definition: a hash of its tenant and flow id (keys cannot hold "/"). */}}
+{{- define "ars.flowKey" -}}
+{{- printf "%s/%s" (index . 0) (index . 1) | sha256sum | trunc 20 }}.json
+{{- end }}

@@ -2,6 +2,7 @@ import { ConfigError, parseUpConfig, useColor } from '../config.ts';
 import type { UpConfig } from '../config.ts';
 import { EXIT } from '../io.ts';
 import type { Io } from '../io.ts';
+import type { LogFormat } from '../log-format.ts';
 import { startInProcess } from '../in-process.ts';
 import { startSystem } from '../supervisor.ts';
 import type { RunningSystem } from '../supervisor.ts';
@@ -10,6 +11,8 @@ import type { RunningSystem } from '../supervisor.ts';
 export interface UpOptions {
   /** `--split`: one process per service instead of one for the whole system. */
   readonly split?: boolean;
+  /** `--log-format`: `pretty` (readable lines with trace ids) or `json` (the services' lines as they are). @default 'pretty' */
+  readonly logFormat?: LogFormat;
 }
 
 /**
@@ -63,6 +66,7 @@ export async function upCommand(io: Io, options: UpOptions = {}): Promise<number
           mode: 'split',
           restart: true,
           color: useColor(io.env, io.isTty),
+          logFormat: options.logFormat ?? 'pretty',
           signal: controller.signal,
         });
         system = running;
@@ -76,6 +80,7 @@ export async function upCommand(io: Io, options: UpOptions = {}): Promise<number
           natsMemoryLimitMiB: config.NATS_MEMORY_LIMIT_MIB,
           ...(config.MONGO_URL === undefined ? {} : { mongoUrl: config.MONGO_URL }),
           color: useColor(io.env, io.isTty),
+          logFormat: options.logFormat ?? 'pretty',
           write: (stream, text) => (stream === 'stdout' ? io.stdout : io.stderr)(`${text}\n`),
         });
         system = running;

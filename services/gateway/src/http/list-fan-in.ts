@@ -6,14 +6,19 @@ import type { MethodDef, VerifiedIdentity } from '@ars/contracts';
  * session of the tenants it names (admin only; `console:fleet` is not
  * consulted).
  */
-const TENANT_FAN_IN_METHODS: ReadonlySet<string> = new Set(['tasks.list', 'pause.list']);
+const TENANT_FAN_IN_METHODS: ReadonlySet<string> = new Set([
+  'tasks.list',
+  'pause.list',
+  'flows.list',
+  'flows.runs.list',
+]);
 
 function stringList(value: unknown): readonly string[] | undefined {
   return Array.isArray(value) && value.every((item) => typeof item === 'string') ? (value as string[]) : undefined;
 }
 
 /**
- * The tenant fan-in of `tasks.list` and `pause.list` at the edge: naming
+ * The tenant fan-in of `tasks.list`, `pause.list`, `flows.list` and `flows.runs.list` at the edge: naming
  * `filter.tenant_ids` needs admin (403 `scope_mismatch` for another tenant,
  * 403 `identity_scope_required` for only one's own, see `foldTenantFanIn`).
  * Returns the tenants of a granted fan-in (for the audit event), or

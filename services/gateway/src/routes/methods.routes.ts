@@ -52,9 +52,6 @@ const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 } as const;
 
-/** The tracer of the gateway's request spans. */
-const TRACER = '@ars/gateway';
-
 function pathOf(url: string): string {
   return url.split('?', 1)[0] ?? url;
 }
@@ -93,7 +90,7 @@ export async function methodsRoutes(app: FastifyInstance, options: MethodsRoutes
     const path = pathOf(request.url);
     const parent = extractTraceContext((key) => singleHeader(request, key));
     // No span is recorded while nothing exports spans: the caller's trace (or a fresh one) still travels.
-    const span = startSpan(`${request.method} /v1/*`, { kind: SpanKind.SERVER, parent }, TRACER);
+    const span = startSpan(`${request.method} /v1/*`, { kind: SpanKind.SERVER, parent, service: 'gateway' });
     span.setAttributes({ 'http.request.method': request.method, 'url.path': path });
     const state: Routed = { span, context: trace.setSpan(parent, span) };
     routed.set(request, state);

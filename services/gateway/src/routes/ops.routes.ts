@@ -1,19 +1,25 @@
 import { ServiceError, buildOpenApiDocument } from '@ars/contracts';
 import { PROMETHEUS_CONTENT_TYPE, metricsText } from '@ars/telemetry';
 import type { FastifyInstance } from 'fastify';
+import type { Authenticator } from '../http/authenticate.ts';
+import { authorizeMetrics } from '../http/metrics-access.ts';
 import type { BusState } from '../ports.ts';
 
 /** What the operational routes need. */
 export interface OpsRoutesOptions {
   readonly bus: BusState;
+  /** Verifies the bearer token of a `GET /metrics` from off the host. */
+  readonly authenticator: Pick<Authenticator, 'verifier' | 'revocations'>;
 }
 
 /**
- * Unauthenticated operational routes: `GET /openapi.json` (the registry's
- * OpenAPI 3.1 document), `GET /healthz` (liveness: the process answers) and
- * `GET /readyz` (readiness: NATS is connected; 503 `unavailable` otherwise)
- * and `GET /metrics` (every series of the process in the Prometheus text
- * format: in the one-process system, every service's).
+ * Operational routes: `GET /openapi.json` (the registry's OpenAPI 3.1
+ * document), `GET /healthz` (liveness: the process answers) and `GET
+ * /readyz` (readiness: NATS is connected; 503 `unavailable` otherwise),
+ * unauthenticated; and `GET /metrics` (every series of the process in the
+ * Prometheus text format: in the one-process system, every service's), for
+ * a direct loopback caller or a token with `admin` or `console:fleet` only
+ * (see `authorizeMetrics`).
  */
 export async function opsRoutes(app: FastifyInstance, options: OpsRoutesOptions): Promise<void> {
   let openApi: string | undefined;
@@ -25,7 +31,8 @@ export async function opsRoutes(app: FastifyInstance, options: OpsRoutesOptions)
 
   app.get('/healthz', async () => ({ status: 'ok' }));
 
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', async (request, reply) => {
+    await authorizeMetrics(options.authenticator, request.socket.remoteAddress, request.headers);
     const text = await metricsText();
     if (text === undefined) throw new ServiceError('unavailable', 'metrics are not set up in this process');
     return reply.type(PROMETHEUS_CONTENT_TYPE).header('cache-control', 'no-store').send(text);

@@ -181,6 +181,8 @@ export interface AgentConfigResolver {
    * is retried later, whatever the agent.
    */
   resolve(owner: VerifiedIdentity, agentId: string): Promise<EffectiveConfigRecord>;
+  /** Drops what is cached of a tenant's agent (fleet control's agents.restart): its next run resolves it afresh. */
+  invalidate?(tenant: string, agentId: string): void;
 }
 
 /** Options of {@link createAgentConfigResolver}. */
@@ -230,13 +232,22 @@ export function createAgentConfigResolver(options: AgentConfigResolverOptions): 
       // set (the registry itself answers the built-in default for an agent with no revision). The run is retried.
       if (!warned) {
         warned = true;
-        options.logger.warn({ err: error, agentId }, 'agent-registry did not answer; the run waits for its configuration');
+        options.logger.warn(
+          { err: error, agentId },
+          'agent-registry did not answer; the run waits for its configuration',
+        );
       }
       throw error;
     }
   }
 
   return {
+    invalidate(tenant, agentId) {
+      for (const key of [...cache.keys()]) {
+        const [keyTenant, , , keyAgent] = JSON.parse(key) as string[];
+        if (keyTenant === tenant && keyAgent === agentId) cache.delete(key);
+      }
+    },
     resolve(owner, agentId): Promise<EffectiveConfigRecord> {
       const key = JSON.stringify([owner.tenant, owner.user, owner.session, agentId]);
       const now = Date.now();

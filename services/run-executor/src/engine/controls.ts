@@ -10,6 +10,7 @@ import { applyAuthCompletion, resolveAuthPause, settleAuthByControl } from './au
 import { occurredAt } from './run-events.ts';
 import type { CancelRequest } from './run-signals.ts';
 import type { RunState } from './run-state.ts';
+import { withControlSpan } from './run-spans.ts';
 
 /**
  * A live run's control inbox (`controlSubject(task_id)`, request/reply) and
@@ -178,7 +179,7 @@ export async function applyControl(run: RunState, envelope: Envelope, receipt: C
   run.events.emit('control.received', { Type: envelope.method, Outcome: 'received', Err: '' });
   const say = narrator(run, envelope);
   try {
-    await applyReceived(run, envelope, receipt, say);
+    await withControlSpan(run.taskId, envelope.method, () => applyReceived(run, envelope, receipt, say));
   } catch (error) {
     run.log.error({ err: error, control: envelope.method }, 'control failed; rejected as internal');
     if (!say.settled) say.rejected('internal');

@@ -15,6 +15,7 @@ import { createToolRegistry } from '../tools/registry.ts';
 import { createServiceTools } from '../tools/service-tools.ts';
 import { createAgentConfigResolver } from './agent-config.ts';
 import type { EngineSettings } from './engine-config.ts';
+import type { FleetGate } from './fleet-gate.ts';
 import { createRunMetrics } from '../metrics/run-metrics.ts';
 import { createEventPipeline, createJsPipeline } from './event-pipeline.ts';
 import { createStoredEventIds } from './stored-events.ts';
@@ -26,6 +27,9 @@ import { createMemoryPrompt } from './memory.ts';
 import { createRunConsumer } from './run-consumer.ts';
 import type { RunConsumer } from './run-consumer.ts';
 import { createRun } from './run-loop.ts';
+import type { Run } from './run-loop.ts';
+import type { FlowRunRepository } from '../flows/flow-run.repository.ts';
+import { routingFlowRuns } from '../flows/flow-runs.ts';
 import type { RunDeps } from './run-state.ts';
 import { createStaleRunSweeper } from './stale-runs.ts';
 import { createSpawnGroupTool, settlingGroupOnEnd } from './task-groups.ts';
@@ -52,6 +56,10 @@ export interface EngineOptions {
   readonly taskConfigs: TaskConfigRepository;
   readonly leases: LeaseRepository;
   readonly settings: EngineSettings;
+  /** Flow runs: a claimed parent task of kind `flow` is run by the flow driver (`flows/`); absent: none. */
+  readonly flowRuns?: FlowRunRepository;
+  /** Fleet control of the runs' agents (`fleet-gate.ts`); absent: none. */
+  readonly fleet?: FleetGate;
 }
 
 export interface Engine {
@@ -63,6 +71,8 @@ export interface Engine {
 
 /** How often a run waiting on a task group reads its members' state, in ms. */
 const GROUP_POLL_MS = 100;
+/** How often a flow run reads its step's children, in ms. */
+const FLOW_POLL_MS = 200;
 
 /** Starts claiming runs. */
 export async function startEngine(options: EngineOptions): Promise<Engine> {
@@ -136,7 +146,12 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     artifacts,
     settings,
     outputModes: new OutputModeMemory(),
+    ...(options.fleet === undefined ? {} : { fleet: options.fleet }),
   };
+  options.fleet?.onRestart((tenant, agentId) => deps.agents.invalidate?.(tenant, agentId));
+  const { flowRuns } = options;
+  const flowDeps = flowRuns && { ...groupDeps, flowRuns, storedEvents: deps.storedEvents, pollMs: FLOW_POLL_MS };
+  const withFlows = (run: Run): Run => (flowDeps === undefined ? run : routingFlowRuns(run, flowDeps));
   const consumer = createRunConsumer({
     bus,
     queue,
@@ -149,7 +164,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     drainUnsafeCallMs: settings.drainUnsafeCallMs,
     // A group member's end settles a group nobody waits on (task-groups.ts).
     createRun: (taskId, deliveryCount, holdsLease) =>
-      settlingGroupOnEnd(createRun(taskId, deps, deliveryCount, holdsLease), groupDeps),
+      settlingGroupOnEnd(withFlows(createRun(taskId, deps, deliveryCount, holdsLease)), groupDeps),
   });
   ref.consumer = consumer;
   consumer.start();
@@ -158,6 +173,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     queue,
     logger,
     staleAfterMs: settings.staleRunMs,
+    ...(options.fleet === undefined ? {} : { held: (task) => options.fleet?.isHeld(task) === true }),
   });
   const sweeping = startPeriodic(async () => void (await sweeper.sweep()), {
     name: 'stale-run sweep',

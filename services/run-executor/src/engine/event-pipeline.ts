@@ -12,6 +12,7 @@ import {
   REDACTION_FAILED_TYPE,
   SOURCE_HEADER,
   StreamPublishError,
+  traceIdOf,
 } from '@ars/bus';
 import type { Bus, MsgHdrs, StoredEvent } from '@ars/bus';
 import { injectTraceContext } from '@ars/telemetry';
@@ -174,6 +175,8 @@ export function createEventPipeline(js: JsPipeline, options: EventPipelineOption
   return {
     async publish(event: PipelineEvent): Promise<number> {
       const out = delivered(event.type, event.payload);
+      const trace = event.trace ?? activeTraceHeaders();
+      const traceId = traceIdOf(trace.find(([key]) => key === 'traceparent')?.[1]);
       const stored: StoredEvent = {
         id: event.eventId ?? event.id ?? randomUUID(),
         type: out.type,
@@ -183,6 +186,7 @@ export function createEventPipeline(js: JsPipeline, options: EventPipelineOption
         session: event.identity.session,
         run: event.identity.run ?? '',
         payload: out.payload,
+        ...(traceId === undefined ? {} : { trace_id: traceId }),
       };
       const h = headers();
       // Only a caller-chosen id can be published twice (a re-announced spawn, a
@@ -191,8 +195,7 @@ export function createEventPipeline(js: JsPipeline, options: EventPipelineOption
       if (event.eventId !== undefined) h.set('Nats-Msg-Id', stored.id);
       h.set(SOURCE_HEADER, source);
       if (stored.run !== '') h.set(EVENT_RUN_HEADER, encodeToken(stored.run));
-      if (event.trace === undefined) injectTraceContext((key, value) => h.set(key, value));
-      else for (const [key, value] of event.trace) h.set(key, value);
+      for (const [key, value] of trace) h.set(key, value);
       const subject =
         event.subjectPrefix !== undefined && stored.type === event.type
           ? event.subjectPrefix + stored.type

@@ -10,6 +10,7 @@ import type {
   ProviderSettings,
 } from '../providers/provider.ts';
 import { modelOf, providerFor, providerName } from '../providers/select.ts';
+import { withLlmSpan } from './call-spans.ts';
 import type { EngineSettings } from './engine-config.ts';
 import { LlmCallRefused } from './governance.ts';
 import type { RunMedia } from './multimodal-inputs.ts';
@@ -174,12 +175,23 @@ export async function governedCompletion(
       const { onAttempt: _, ...providerRequest } = request;
       const provider = await providerOf(ctx, llm);
       const target = { provider, settings: llm.settings, model };
-      result = await provider.complete({
-        ...providerRequest,
-        messages: (await ctx.media?.materialize(request.messages, target, request.signal)) ?? request.messages,
-        params: { ...llm.params, model, max_tokens: admission.maxTokens },
-        outputMode: llm.outputMode ?? 'tools',
-      });
+      const messages = (await ctx.media?.materialize(request.messages, target, request.signal)) ?? request.messages;
+      const facts = {
+        system: llm.settings.kind,
+        provider: providerName(llm.settings),
+        model,
+        maxTokens: admission.maxTokens,
+        callId,
+      };
+      result = await withLlmSpan(facts, providerRequest.onChunk, (onChunk) =>
+        provider.complete({
+          ...providerRequest,
+          onChunk,
+          messages,
+          params: { ...llm.params, model, max_tokens: admission.maxTokens },
+          outputMode: llm.outputMode ?? 'tools',
+        }),
+      );
     } catch (error) {
       if (ctx.interrupted()) return undefined;
       if (error instanceof ContextLengthExceeded) throw error;

@@ -5,6 +5,7 @@ import type { Logger } from '@ars/telemetry';
 import type { Lease, LeaseManager } from './lease.ts';
 import { BucketHints, RACE_RETRY_MS } from './bucket-hints.ts';
 import { bucketOf, PRIORITY_BUCKETS } from './priority.ts';
+import { withRunSpan } from './run-spans.ts';
 import type { Run } from './run-loop.ts';
 import type { RunExit } from './run-signals.ts';
 import { bucketOfSubject, enqueueRun } from './work-queue.ts';
@@ -150,7 +151,7 @@ export function createRunConsumer(options: RunConsumerOptions): RunConsumer {
     const run = options.createRun(taskId, item.deliveryCount, () => leases.holds(lease));
     entry.run = run;
     const parent = extractTraceContext((key) => item.header(key));
-    const exit = await context.with(parent, () => run.execute());
+    const exit = await context.with(parent, () => withRunSpan(taskId, item.deliveryCount, () => run.execute()));
     await settle(item, run, acquired.lease, exit).catch((error: unknown) =>
       logger.warn({ err: error, taskId }, 'run message not settled'),
     );

@@ -18,6 +18,7 @@ import { RunSignals } from './run-signals.ts';
 import type { RunExit } from './run-signals.ts';
 import { createRunState } from './run-state.ts';
 import type { RunDeps, RunState } from './run-state.ts';
+import { annotateRun, linkAttempts } from './run-spans.ts';
 import { runStep } from './run-step.ts';
 import { runtimeErrorEventId, runtimeErrorPayload } from './runtime-error.ts';
 
@@ -63,6 +64,7 @@ function failureCode(error: unknown): string {
 export function createRun(taskId: string, deps: RunDeps, deliveryCount: number, holdsLease?: () => boolean): Run {
   const log = deps.logger.child({ taskId, delivery: deliveryCount });
   let state: RunState | undefined;
+  let untrack: (() => void) | undefined;
   const signals = new RunSignals(taskId, {
     ...(holdsLease === undefined ? {} : { holdsLease }),
     onLost: () => state?.events.silence(),
@@ -80,6 +82,11 @@ export function createRun(taskId: string, deps: RunDeps, deliveryCount: number, 
           log.warn('run message for an unknown task dropped');
           return { kind: 'done' };
         }
+        // Fleet control (fleet-gate.ts): a paused or stopped agent's run goes back on the queue unclaimed.
+        const held = await deps.fleet?.holdClaim(task);
+        if (held !== undefined) return { kind: 'retry', delayMs: held };
+        untrack = deps.fleet?.track(task);
+        annotateRun(task, deps.settings.defaultAgentId);
         state = createRunState(task, deps, signals, log);
         const prepared = await claim(state);
         if (prepared === undefined) return await withoutSteps(state);
@@ -93,6 +100,7 @@ export function createRun(taskId: string, deps: RunDeps, deliveryCount: number, 
           clearTimeout(state.approvalTimer);
           clearTimeout(state.authTimer);
         }
+        untrack?.();
         signals.dispose();
         await state?.costs.flush();
       }
@@ -175,6 +183,8 @@ async function claim(run: RunState): Promise<PreparedRun | undefined> {
   task.status = 'running';
   run.context.push(...(task.context ?? []));
   if (saved !== null) restore(run, saved);
+  const attempt = linkAttempts(saved?.attempt_trace);
+  if (attempt !== undefined) run.checkpoint.attempt_trace = attempt;
   openControlInbox(run);
   if (!firstStart) await restorePauses(run);
   const pending = run.checkpoint.pending_call;

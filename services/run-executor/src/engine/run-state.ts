@@ -19,6 +19,7 @@ import type { EventPipeline } from './event-pipeline.ts';
 import type { Governance } from './governance.ts';
 import type { InferenceCredentials } from './inference-credentials.ts';
 import type { MemoryPrompt } from './memory.ts';
+import type { FleetGate } from './fleet-gate.ts';
 import type { OutputModeMemory } from './output-mode-memory.ts';
 import { RunCosts } from './run-costs.ts';
 import { RunEvents } from './run-events.ts';
@@ -64,6 +65,8 @@ export interface RunDeps {
   readonly settings: EngineSettings;
   /** Output-mode downgrades remembered across the executor's runs (absent: none are). */
   readonly outputModes?: OutputModeMemory;
+  /** Fleet control of the runs' agents (absent: no fleet enforcement). */
+  readonly fleet?: FleetGate;
 }
 
 /** How an approval wait ended. */

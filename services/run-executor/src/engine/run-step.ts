@@ -10,6 +10,7 @@ import { awaitApproval } from './approval.ts';
 import { awaitAuthorization } from './auth-wait.ts';
 import { createChunkStream } from './chunk-stream.ts';
 import { guardPromptContent } from './context-leak.ts';
+import { withToolSpan } from './call-spans.ts';
 import { governedCompletion, ProviderFailure } from './llm-call.ts';
 import { applyPendingPatch } from './run-patches.ts';
 import { refreshMemory } from './run-prepare.ts';
@@ -28,6 +29,7 @@ import { occurredAt } from './run-events.ts';
 import { finishRun } from './run-finish.ts';
 import { repairInvalidCall, withoutExtraFields } from './run-repair.ts';
 import type { RunState } from './run-state.ts';
+import { withStepSpan } from './run-spans.ts';
 import { callRecord } from './tool-call-reporter.ts';
 import type { CallOutcome } from './tool-call-reporter.ts';
 
@@ -51,7 +53,11 @@ import type { CallOutcome } from './tool-call-reporter.ts';
 
 const MAX_TRACE_CHARS = 4_096;
 
-export async function runStep(run: RunState, prepared: PreparedRun): Promise<void> {
+export function runStep(run: RunState, prepared: PreparedRun): Promise<void> {
+  return withStepSpan(run.checkpoint.step + 1, () => step(run, prepared));
+}
+
+async function step(run: RunState, prepared: PreparedRun): Promise<void> {
   await applyPendingPatch(run, prepared);
   const fresh = run.context.slice(run.checkpoint.inputs_consumed);
   if (fresh.length > 0) {
@@ -249,6 +255,12 @@ async function toolStep(
 /** What a call returns when the host refused it `auth_required` and the engine may wait for authorization. */
 const AUTH_REQUIRED = 'auth_required';
 
+/** `ars.tool.outcome` of a tool span. */
+function toolOutcome(outcome: { readonly ok: boolean; readonly exhausted?: boolean }): string {
+  if (outcome.ok) return 'completed';
+  return outcome.exhausted === true ? 'policy_exhausted' : 'failed';
+}
+
 /** The call under the signal its side effect calls for; unsafe: its intent checkpointed first. */
 async function callTool(
   run: RunState,
@@ -331,30 +343,36 @@ async function invoke(
   run.events.emit('tool.invoked', { ...base, StartedAt: occurredAt() });
   let outcome;
   try {
-    outcome = await invokeWithPolicy(
-      tool,
-      args,
-      {
-        taskId: run.taskId,
-        callId,
-        owner: run.owner,
-        signal,
-        cancelled: () => run.signals.cancel !== undefined,
-        countOffloaded: (artifacts) => {
-          offloaded += artifacts;
-        },
-      },
-      (attempt, error) => {
-        failed = attempt;
-        // Not a failure yet: the call waits for the user to authorize its server (tool.auth_required).
-        if (authRetry && isAuthRequired(error)) return;
-        run.events.emit('tool.failed', {
-          ...base,
-          Attempts: attempt,
-          ErrorClass: error.errorClass,
-          ErrorMessage: error.message,
-        });
-      },
+    const facts = { tool: tool.name, transport: tool.transport, source: sourceOf(tool), callId };
+    outcome = await withToolSpan(
+      facts,
+      () =>
+        invokeWithPolicy(
+          tool,
+          args,
+          {
+            taskId: run.taskId,
+            callId,
+            owner: run.owner,
+            signal,
+            cancelled: () => run.signals.cancel !== undefined,
+            countOffloaded: (artifacts) => {
+              offloaded += artifacts;
+            },
+          },
+          (attempt, error) => {
+            failed = attempt;
+            // Not a failure yet: the call waits for the user to authorize its server (tool.auth_required).
+            if (authRetry && isAuthRequired(error)) return;
+            run.events.emit('tool.failed', {
+              ...base,
+              Attempts: attempt,
+              ErrorClass: error.errorClass,
+              ErrorMessage: error.message,
+            });
+          },
+        ),
+      toolOutcome,
     );
   } catch (error) {
     if (!run.signals.interrupted) throw error;

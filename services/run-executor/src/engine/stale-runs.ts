@@ -42,6 +42,8 @@ export interface StaleRunSweeperOptions {
   readonly batch?: number;
   /** Clock (tests). @default Date.now */
   readonly now?: () => number;
+  /** True for a run fleet control holds on the queue (its agent paused or stopped): not lost, never requeued. */
+  readonly held?: (task: TaskRecord) => boolean;
 }
 
 export interface StaleRunSweeper {
@@ -94,6 +96,7 @@ export function createStaleRunSweeper(options: StaleRunSweeperOptions): StaleRun
       if ((await options.queue.undelivered()) > 0) return 0;
       let requeued = 0;
       for (const task of candidates) {
+        if (options.held?.(task) === true) continue;
         const confirmed = previous.has(task.task_id) && previous.get(task.task_id) === task.queued_at;
         if (!confirmed) {
           suspects.set(task.task_id, task.queued_at);

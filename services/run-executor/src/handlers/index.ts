@@ -13,12 +13,17 @@ import { createSearchTasksHandler } from './search-tasks.handler.ts';
 import { createStartHandler } from './start.handler.ts';
 import { createSessionAdmissions } from './session-admissions.ts';
 import type { ErasedSessionRepository } from '../store/erased-session.repository.ts';
+import type { FleetGate } from '../engine/fleet-gate.ts';
 import { createTaskReadHandlers } from './tasks-read.handler.ts';
+import { createFlowReadHandlers } from './flows-read.handler.ts';
+import { createFlowRunHandler } from './flows-run.handler.ts';
+import type { FlowApi } from './flows-run.handler.ts';
 
 export type { ApiDeps, ApiSettings } from './deps.ts';
 export { apiSettingsOf } from './deps.ts';
 export type { StartDependencies } from './dependencies.ts';
 export type { RunStateEraser } from './erase-session.handler.ts';
+export type { FlowApi } from './flows-run.handler.ts';
 
 /** Options of {@link createApiHandlers}. */
 export interface ApiHandlerOptions {
@@ -30,12 +35,16 @@ export interface ApiHandlerOptions {
   readonly runOverrides?: RunOverridesRepository;
   /** The erased-session markers `_tasks.erase_session` writes and a start with a reused admission reads. */
   readonly erasedSessions: ErasedSessionRepository;
+  /** Fleet control `start` consults (a draining or stopped agent takes no new run); absent: none. */
+  readonly fleet?: Pick<FleetGate, 'admitStart'>;
+  /** The flow catalog and flow runs the flows.* methods read; absent: they stay unimplemented. */
+  readonly flows?: FlowApi;
 }
 
 /**
  * The run-executor's API side: `start`, the nine steering controls,
  * `tasks.get`, `tasks.list`, `pause.list`, `search.tasks`,
- * `runs.set_overrides`, and the internal `_tasks.erase_session`.
+ * `runs.set_overrides`, the flows.* methods, and the internal `_tasks.erase_session`.
  */
 export function createApiHandlers(
   deps: ApiDeps,
@@ -49,7 +58,7 @@ export function createApiHandlers(
   });
   return {
     handlers: {
-      start: createStartHandler(deps, checks, admissions, options.erasedSessions),
+      start: createStartHandler(deps, checks, admissions, options.erasedSessions, options.fleet),
       ...createControlHandlers(deps),
       ...createTaskReadHandlers(deps),
       'pause.list': createPauseListHandler(deps),
@@ -57,6 +66,9 @@ export function createApiHandlers(
       ...(options.runOverrides === undefined
         ? {}
         : { 'runs.set_overrides': createRunOverridesHandler(deps, options.runOverrides) }),
+      ...(options.flows === undefined
+        ? {}
+        : { 'flows.run': createFlowRunHandler(deps, options.flows), ...createFlowReadHandlers(deps, options.flows) }),
     },
     internalHandlers: [createEraseSessionHandler(deps, { markers: options.erasedSessions }, options.eraseRunState)],
   };

@@ -11,32 +11,27 @@ import type { StartDependencies } from './dependencies.ts';
 import { reconcileIdentity, typedMethod } from '@ars/service-kit';
 import type { SessionAdmissions } from './session-admissions.ts';
 import type { ErasedSessionRepository } from '../store/erased-session.repository.ts';
+import type { FleetGate } from '../engine/fleet-gate.ts';
 
 /** The checks other services answer, all at once (none depends on another). */
 async function runChecks(
   checks: StartDependencies,
-  admissions: SessionAdmissions,
   caller: VerifiedIdentity,
   request: StartRequest,
   defaultAgentId: string,
-  taskId: string,
 ): Promise<{ agent: BoundAgent; artifacts: ResolvedArtifact[] }> {
   const agentId = request.agent_id;
   const ids = [...new Set(request.input_artifact_ids ?? [])];
-  const admit = () => admissions.admit(caller, { task_id: taskId, query: request.query });
   const resolvesAgent = agentId !== undefined && agentId !== defaultAgentId;
   if (!resolvesAgent && ids.length === 0) {
-    admit();
     return { agent: agentId === undefined ? {} : { agent_id: agentId }, artifacts: [] };
   }
-  // The admission opens or touches the session: only once nothing can refuse the start any more.
   const [agent, artifacts] = await Promise.all([
     resolvesAgent
       ? checks.resolveAgent(caller, agentId).then((r): BoundAgent => ({ agent_id: agentId, ...r }))
       : Promise.resolve<BoundAgent>(agentId === undefined ? {} : { agent_id: agentId }),
     ids.length === 0 ? Promise.resolve([]) : checks.resolveArtifacts(caller, ids),
   ]);
-  admit();
   return { agent, artifacts };
 }
 
@@ -62,14 +57,14 @@ function response(taskId: string, reused: boolean): StartResponse {
  * 4. `agent_id` only selects configuration; nothing else of the run uses it.
  * 5. `_session.admit` opens a fresh session, reopens a closed one, and
  *    touches an open one; it is sent without waiting (see
- *    `SessionAdmissions`). An erased session (`session_erased`) is refused by
- *    the erased-session marker, read after the insert: a session erased
- *    before or meanwhile withdraws the new task and refuses the start.
+ *    `SessionAdmissions`), once nothing can refuse the start any more, so a
+ *    refused start neither opens nor touches its session. An erased session
+ *    (`session_erased`) is refused by the erased-session marker, read after
+ *    the insert: a session erased before or meanwhile withdraws the new task
+ *    and refuses the start.
  *
  * The path is kept short: the idempotency lookup and the checks run
- * concurrently (the session's admission is sent after the agent and
- * artifact checks, when there are any, so that a refused start neither
- * opens nor touches its session); then one insert, the marker read, and
+ * concurrently; then one insert, the marker read, the admission, and
  * `task.spawned` with the RUNS enqueue, sent together (`announce.ts`; the
  * engine emits `task.started` when it claims the run).
  * Identity: the verified triple, never the body.
@@ -79,19 +74,34 @@ export function createStartHandler(
   checks: StartDependencies,
   admissions: SessionAdmissions,
   erasedSessions: ErasedSessionRepository,
+  fleet?: Pick<FleetGate, 'admitStart'>,
 ): RpcHandler {
   return typedMethod(StartRequest, async ({ method, identity, body: request }): Promise<StartResponse> => {
     reconcileIdentity(method, identity, request.identity);
     const key = request.idempotency_key;
     const scope = key === undefined ? undefined : idempotencyScope(identity, key);
 
-    // The id is chosen first so that the session learns the turn's query with its admission.
+    // Fleet control (a draining, stopped or deregistered agent takes no new run: 409 conflict), before the
+    // session is admitted; a repeat of a start made before the refusal still gets its task.
+    const refused = await fleet?.admitStart(identity.tenant, request.agent_id).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    if (refused !== undefined) {
+      const before = scope === undefined ? null : await deps.tasks.findByIdempotencyScope(scope);
+      if (before !== null) return reuse(deps, before);
+      throw refused;
+    }
+
     const taskId = newTaskId();
-    const pendingChecks = runChecks(checks, admissions, identity, request, deps.settings.defaultAgentId, taskId);
+    const pendingChecks = runChecks(checks, identity, request, deps.settings.defaultAgentId);
     // Observed now so that a refusal arriving while the lookup runs is never an unhandled rejection.
     pendingChecks.catch(() => undefined);
     const existing = scope === undefined ? null : await deps.tasks.findByIdempotencyScope(scope);
-    if (existing !== null) return reuse(deps, existing);
+    if (existing !== null) {
+      admissions.admit(identity, { task_id: existing.task_id, query: existing.query });
+      return reuse(deps, existing);
+    }
     const { agent, artifacts } = await pendingChecks;
 
     const record = newTaskRecord({
@@ -108,6 +118,11 @@ export function createStartHandler(
       if (!reused) await deps.tasks.withdrawTask(task.task_id);
       throw erasedError();
     }
+    // Nothing refuses the start any more: the admission opens or touches the session, and its
+    // handling overlaps the announcement's acknowledgements instead of delaying the insert. It
+    // leaves before `task.spawned` on the same connection, so the session learns the turn's
+    // query before it records the turn.
+    admissions.admit(identity, { task_id: task.task_id, query: task.query });
     if (reused) return reuse(deps, task);
     await announceRun(deps, task);
     deps.logger.debug({ taskId, reused: false }, 'run spawned');

@@ -76,6 +76,8 @@ export interface RunStateRecord extends Owner {
   terminal?: TerminalOutcome;
   answer?: string;
   cancel?: CancelMarker;
+  /** `traceparent` of the last attempt's `run` span that recorded: a redelivered run's span links to it. */
+  attempt_trace?: string;
   created_at: string;
   updated_at: string;
 }
@@ -108,6 +110,7 @@ export type Checkpoint = Pick<
   | 'cost_usd'
   | 'repairs'
   | 'live_overrides'
+  | 'attempt_trace'
 >;
 
 interface ControlReceipt extends Owner {

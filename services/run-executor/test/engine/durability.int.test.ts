@@ -8,6 +8,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
 import { connectBus, createRpcClient, pingServices, startNatsServer } from '@ars/bus';
 import type { Bus, NatsServerHandle, RpcClient, ServedService } from '@ars/bus';
+import { startOtlpReceiver } from '@ars/telemetry/testing';
+import { waitFor } from '@ars/testkit';
 import { mostAtOnce, newCaller, serveEngineFakes, serveGovernanceFake, TERMINAL_TYPES, watchRun } from './harness.ts';
 import type { GovernanceFake, RunWatch } from './harness.ts';
 
@@ -122,6 +124,40 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
     expect(ofType(watch.events, 'task.started')).toHaveLength(1);
     expect(completedTools(watch.events)).toEqual(['echo', 'side_effect', 'wait', 'echo']);
     expect(ofType(watch.events, 'tool.invoked').filter((e) => e.payload.ToolName === 'side_effect')).toHaveLength(1);
+  });
+
+  it("links the run span of a run resumed after a SIGKILL to the killed attempt's", async () => {
+    const otlp = await startOtlpReceiver();
+    try {
+      const tracing = {
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+      };
+      const first = await startExecutor(tracing);
+      const { taskId, watch } = await startRun(newCaller(), '#script tool:echo{n:1};tool:wait{ms:2000};finish:done');
+      await watch.until((e) => e.type === 'tool.invoked' && e.payload.ToolName === 'wait');
+      // The first step's span is exported (the batch goes every 50 ms) before the kill; the run's never ends there.
+      const killedRun = await waitFor(
+        () => otlp.spans().find((s) => s.name === 'step' && s.attributes['ars.step'] === 1)?.parentSpanId,
+        {
+          message: 'the first step exported',
+        },
+      );
+      first.child.kill('SIGKILL');
+      await first.exited;
+      await startExecutor(tracing);
+      expect((await watch.terminal(20_000)).type).toBe('task.completed');
+      watch.stop();
+      const resumed = await waitFor(
+        () => otlp.spans().find((s) => s.name === 'run' && s.attributes['ars.task.id'] === taskId),
+        { message: 'the resumed run span exported' },
+      );
+      expect(resumed.attributes['ars.run.delivery']).toBe(2);
+      expect(resumed.links.map((l) => l.spanId)).toEqual([killedRun]);
+    } finally {
+      await otlp.close();
+    }
   });
 
   it('records the cost of a step replayed after a SIGKILL as a call of its own: the provider was called twice', async () => {

@@ -3,6 +3,7 @@ import type { Bus, ConsumerMessages, JsMsg } from '@ars/bus';
 import type { EventFrame } from '@ars/contracts';
 import { isServiceError } from '@ars/contracts';
 import type { Logger } from '@ars/telemetry';
+import { withConsumerSpan } from './consumer-span.ts';
 
 /** Handles one event; a throw is retried with backoff (then the message is terminated). */
 export type EventHandler = (frame: EventFrame) => Promise<void>;
@@ -103,7 +104,7 @@ async function settle(
   maxAttempts: number,
 ): Promise<void> {
   try {
-    await options.handle(frame);
+    await withConsumerSpan(msg, frame, options.durable, () => options.handle(frame));
     msg.ack();
   } catch (error) {
     const attempt = msg.info.deliveryCount;

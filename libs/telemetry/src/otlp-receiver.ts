@@ -1,0 +1,128 @@
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+
+/**
+ * `@ars/telemetry/testing`: an in-process OTLP/HTTP receiver for tests that
+ * check what a system exports. It keeps every body posted to `/v1/traces`
+ * (http/json parsed into spans, http/protobuf kept as bytes) and answers 200.
+ */
+
+/** An OTLP/JSON attribute value. */
+interface AnyValue {
+  readonly stringValue?: string;
+  readonly intValue?: number | string;
+  readonly doubleValue?: number;
+  readonly boolValue?: boolean;
+  readonly arrayValue?: { readonly values: readonly AnyValue[] };
+}
+interface KeyValue {
+  readonly key: string;
+  readonly value: AnyValue;
+}
+
+/** A received span, its attributes flattened to plain values. */
+export interface ReceivedSpan {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly parentSpanId: string;
+  readonly name: string;
+  readonly kind: number;
+  readonly scope: string;
+  readonly attributes: Readonly<Record<string, unknown>>;
+  readonly events: readonly { readonly name: string; readonly attributes: Readonly<Record<string, unknown>> }[];
+  readonly links: readonly { readonly traceId: string; readonly spanId: string }[];
+  /** The attributes of the resource the span was exported under. */
+  readonly resource: Readonly<Record<string, unknown>>;
+}
+
+export interface OtlpReceiver {
+  /** The base URL (`OTEL_EXPORTER_OTLP_ENDPOINT`). */
+  readonly url: string;
+  /** Every span of the http/json bodies so far. */
+  spans(): ReceivedSpan[];
+  /** Every body received, with its content type. */
+  readonly bodies: { readonly type: string; readonly bytes: Buffer }[];
+  close(): Promise<void>;
+}
+
+function plain(value: AnyValue): unknown {
+  if (value.stringValue !== undefined) return value.stringValue;
+  if (value.intValue !== undefined) return Number(value.intValue);
+  if (value.doubleValue !== undefined) return value.doubleValue;
+  if (value.boolValue !== undefined) return value.boolValue;
+  if (value.arrayValue !== undefined) return value.arrayValue.values.map(plain);
+  return undefined;
+}
+
+function attributesOf(list: readonly KeyValue[] | undefined): Record<string, unknown> {
+  return Object.fromEntries((list ?? []).map((kv) => [kv.key, plain(kv.value)]));
+}
+
+interface JsonBody {
+  resourceSpans: {
+    resource?: { attributes?: KeyValue[] };
+    scopeSpans: {
+      scope?: { name: string };
+      spans: {
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        kind: number;
+        attributes?: KeyValue[];
+        events?: { name: string; attributes?: KeyValue[] }[];
+        links?: { traceId: string; spanId: string }[];
+      }[];
+    }[];
+  }[];
+}
+
+function spansOf(body: JsonBody): ReceivedSpan[] {
+  return body.resourceSpans.flatMap((rs) => {
+    const resource = attributesOf(rs.resource?.attributes);
+    return rs.scopeSpans.flatMap((ss) =>
+      ss.spans.map((span) => ({
+        traceId: span.traceId,
+        spanId: span.spanId,
+        parentSpanId: span.parentSpanId ?? '',
+        name: span.name,
+        kind: span.kind,
+        scope: ss.scope?.name ?? '',
+        attributes: attributesOf(span.attributes),
+        events: (span.events ?? []).map((e) => ({ name: e.name, attributes: attributesOf(e.attributes) })),
+        links: (span.links ?? []).map((l) => ({ traceId: l.traceId, spanId: l.spanId })),
+        resource,
+      })),
+    );
+  });
+}
+
+/** Starts a receiver on a free loopback port. */
+export function startOtlpReceiver(): Promise<OtlpReceiver> {
+  const bodies: { type: string; bytes: Buffer }[] = [];
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      if (request.url === '/v1/traces') {
+        bodies.push({ type: request.headers['content-type'] ?? '', bytes: Buffer.concat(chunks) });
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        bodies,
+        spans: () =>
+          bodies
+            .filter((b) => b.type.includes('json'))
+            .flatMap((b) => spansOf(JSON.parse(b.bytes.toString('utf8')) as JsonBody)),
+        close: () => new Promise((done) => server.close(() => done())),
+      });
+    });
+  });
+}
