@@ -27,7 +27,7 @@ export const UNPUBLISHED_EVENTS: ReadonlyMap<string, UnpublishedEvent> = new Map
     'planner.finish',
     'runtime.warning',
   ]),
-  ...group(27, "an agent's MCP connections are paused and resumed with the agent by fleet control (agents.pause)", [
+  ...group(null, "pausing an agent (agents.pause) holds its runs; its MCP connections stay with agent-registry's pool, which pauses none per agent", [
     'mcp.connection.paused',
     'mcp.connection.resumed',
   ]),
