@@ -5,19 +5,12 @@ import type { TaskRepository } from '../store/task.repository.ts';
 import { enqueueRun } from './work-queue.ts';
 
 /**
- * Announcing a run: `task.spawned` on EVENTS and the run on its RUNS
- * priority bucket, sent together in that order (a start waits for one
- * acknowledgement round, not two in turn), then the spawned sequence on the
- * task. Both publishes carry fixed ids (the event id; `Nats-Msg-Id` = the
- * task id, or a requeue's own id), so announcing one task twice stores each
- * message once within the streams' duplicate window.
- *
- * `task.spawned` precedes `task.started` on EVENTS: nats-server takes a
- * connection's messages in order and queues each stream's in arrival order,
- * so `task.spawned` is queued for EVENTS before the RUNS message is even
- * stored, and `task.started` can be published only after that message
- * reached an executor. Where `task.spawned` failed and the RUNS message did
- * not, the claim publishes it first ({@link ensureSpawned}).
+ * Announcing a run: `task.spawned` on EVENTS, then the run on its RUNS
+ * priority bucket, then the spawned sequence on the task. Both publishes
+ * carry fixed ids (the event id; `Nats-Msg-Id` = the task id, or a requeue's
+ * own id), so announcing one task twice stores each message once within the
+ * streams' duplicate window: `task.spawned` is always on the stream before
+ * the RUNS message exists, hence before the engine can emit `task.started`.
  */
 
 /** What announcing needs. */
@@ -39,18 +32,17 @@ export async function publishSpawned(deps: AnnounceDeps, task: TaskRecord): Prom
   return sequence;
 }
 
-/** A start's announcement: `task.spawned` and the run queued under the task id as its message id. */
+/** A start's announcement: `task.spawned`, then the run queued under the task id as its message id. */
 export async function announceRun(deps: AnnounceDeps, task: TaskRecord): Promise<void> {
-  const spawned = publishSpawned(deps, task).then((sequence) => deps.tasks.setSpawnedSequence(task.task_id, sequence));
-  const queued = enqueueRun(deps.bus, task, { msgId: task.task_id });
-  // Both settle before the start answers, whichever fails first: neither is left unobserved.
-  const [outcome] = await Promise.allSettled([spawned, queued]);
-  await queued;
-  if (outcome.status === 'rejected') throw outcome.reason;
+  const sequence = await publishSpawned(deps, task);
+  await Promise.all([
+    enqueueRun(deps.bus, task, { msgId: task.task_id }),
+    deps.tasks.setSpawnedSequence(task.task_id, sequence),
+  ]);
 }
 
 /**
- * At a run's first claim: the sequence of its `task.spawned`, published now
+ * At a flow's first claim: the sequence of its `task.spawned`, published now
  * (deduplicated by its event id) when the task records none, which is when
  * the start's publish failed or has not been recorded yet. Either way the
  * event is on the stream before the claim emits `task.started`.

@@ -5,7 +5,6 @@ import { isTerminal } from '../domain/task.ts';
 import type { TaskRecord } from '../domain/task.ts';
 import type { RunStateRecord } from '../store/run-state.repository.ts';
 import { AgentConfigRefused } from './agent-config.ts';
-import { ensureSpawned } from './announce.ts';
 import { closeControlInbox, openControlInbox } from './controls.ts';
 import { LlmCallRefused } from './governance.ts';
 import { ProviderFailure } from './llm-call.ts';
@@ -176,7 +175,6 @@ async function claim(run: RunState): Promise<PreparedRun | undefined> {
   const prior = await deps.tasks.markRunning(run.taskId);
   if (prior === null) return undefined;
   const firstStart = prior === 'pending';
-  if (firstStart) await ensureSpawned(deps, task);
   if (firstStart || !(await startedStored(run))) {
     run.events.emit('task.started', { TaskID: run.taskId, PriorState: 'pending' }, startedEventId(run.taskId));
   }

@@ -64,9 +64,9 @@ function response(taskId: string, reused: boolean): StartResponse {
  *    and refuses the start.
  *
  * The path is kept short: the idempotency lookup and the checks run
- * concurrently; then one insert, the marker read, the admission, and
- * `task.spawned` with the RUNS enqueue, sent together (`announce.ts`; the
- * engine emits `task.started` when it claims the run).
+ * concurrently; then one insert, the marker read, the admission,
+ * `task.spawned`, and the RUNS enqueue (`announce.ts`; the engine emits
+ * `task.started` when it claims the run).
  * Identity: the verified triple, never the body.
  */
 export function createStartHandler(
