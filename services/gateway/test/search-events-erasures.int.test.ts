@@ -36,7 +36,6 @@ afterAll(async () => {
 });
 
 async function searchEvents(token: string, body: Record<string, unknown>) {
-  const started = Date.now();
   const response = await fetch(`${gateway.baseUrl}/v1/control/search.events`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -45,7 +44,6 @@ async function searchEvents(token: string, body: Record<string, unknown>) {
   return {
     status: response.status,
     body: (await response.json()) as Record<string, unknown>,
-    ms: Date.now() - started,
   };
 }
 
@@ -63,23 +61,30 @@ describe('search.events while the tenant’s sessions are being erased', () => {
 
     // Far more often than erasures come (each is a cascade over five services): one every 20 ms.
     let erasing = true;
+    let purges = 0;
     const eraser = (async () => {
       for (let i = 0; erasing; i = (i + 1) % sessions.length) {
         await purgeSession(sessions[i]!);
+        purges += 1;
         await sleep(20);
       }
     })();
     const answers = [];
+    let purgesDuring = 0;
     try {
-      for (let round = 0; round < 3; round++) answers.push(await searchEvents(token, { query: 'no-such-text' }));
+      // Each search must end while the erasures keep landing: one that started over on every purge would never
+      // end, and the test would time out (a count, not a time bound: these machines differ 2× from day to day).
+      for (let round = 0; round < 3; round++) {
+        const before = purges;
+        answers.push(await searchEvents(token, { query: 'no-such-text' }));
+        purgesDuring += purges - before;
+      }
     } finally {
       erasing = false;
       await eraser;
     }
-    for (const answer of answers) {
-      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-      expect(answer.ms).toBeLessThan(5_000);
-    }
+    for (const answer of answers) expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(purgesDuring).toBeGreaterThan(0);
     const kept = await searchEvents(token, { query: 'kept-19999' });
     expect(kept.status).toBe(200);
     expect((kept.body.items as { id: string }[]).length).toBe(1);
