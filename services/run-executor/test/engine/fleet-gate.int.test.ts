@@ -89,7 +89,14 @@ describe('fleet gate', () => {
     const keyed = { query: '#script finish:keyed', agent_id: 'worker', idempotency_key: 'k-1' };
     const first = (await h.call('start', keyed, caller)) as { task_id: string };
     await setState(caller, 'worker', 'draining');
-    const refused = await outcomeOf(h.call('start', { query: 'more', agent_id: 'worker' }, caller));
+    // Executors learn the state from their watch of the bucket, a moment after the write: a start in that
+    // moment is admitted like one made just before the drain (docs/decisions.md, "Fleet"). Probe until refused.
+    const deadline = Date.now() + 5_000;
+    let refused = await outcomeOf(h.call('start', { query: '#script finish:probe', agent_id: 'worker' }, caller));
+    while (refused.ok && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      refused = await outcomeOf(h.call('start', { query: '#script finish:probe', agent_id: 'worker' }, caller));
+    }
     expect(refused).toMatchObject({ ok: false, code: 'conflict' });
     expect(refused.ok === false && refused.message).toContain('draining');
     // A repeat of a start made before the drain still answers its task.
