@@ -40,6 +40,8 @@ export interface ServeOptions {
   readonly metadata?: Readonly<Record<string, string>>;
   /** Extra metadata per method's endpoint; `method` is always the method name. */
   readonly endpointMetadata?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** Methods answered without a span of their own (health probes: a root trace every few seconds is noise). */
+  readonly untracedMethods?: readonly string[];
 }
 
 export interface ServedService {
@@ -80,6 +82,7 @@ interface EndpointContext {
   readonly method: string;
   readonly handler: RpcHandler;
   readonly logger: Logger;
+  readonly traced: boolean;
 }
 
 /** Runs the handler; every outcome becomes a reply, logged with the span's trace id. */
@@ -153,7 +156,7 @@ async function handle(ctx: EndpointContext, msg: ServiceMsg): Promise<void> {
   const attributes = { 'rpc.system': 'nats', 'rpc.service': ctx.service, 'rpc.method': ctx.method };
   const reply = await withSpan(
     `${ctx.service}/${ctx.method}`,
-    { kind: SpanKind.SERVER, parent, attributes, service: ctx.service },
+    { kind: SpanKind.SERVER, parent, attributes, service: ctx.service, record: ctx.traced },
     (span) => handleInSpan(ctx, msg, span),
   );
   respond(ctx, msg, reply);
@@ -175,7 +178,8 @@ export async function serveService(bus: Bus, options: ServeOptions): Promise<Ser
     metadata: { ...options.metadata, instance_id: options.instanceId },
   });
   for (const [method, handler] of Object.entries(options.handlers)) {
-    const ctx: EndpointContext = { service, method, handler, logger };
+    const traced = options.untracedMethods?.includes(method) !== true;
+    const ctx: EndpointContext = { service, method, handler, logger, traced };
     srv.addEndpoint(endpointName(method), {
       subject: rpcSubject(service, method),
       metadata: { ...options.endpointMetadata?.[method], method },

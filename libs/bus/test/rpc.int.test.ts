@@ -57,6 +57,7 @@ describe('RPC over the services API', () => {
       description: `${name} test service`,
       metadata: { store_kind: 'embedded', instance_id: 'overridden' },
       endpointMetadata: { 'echo.identity': { implemented: 'true' } },
+      untracedMethods: ['echo.probe'],
     });
     served.push(s);
     return s;
@@ -77,6 +78,7 @@ describe('RPC over the services API', () => {
           spanId: span?.spanId,
         };
       },
+      'echo.probe': async () => trace.getActiveSpan()?.spanContext().traceId,
       'echo.refuse': async () => {
         throw new ServiceError('not_found', 'no such thing');
       },
@@ -128,6 +130,18 @@ describe('RPC over the services API', () => {
     expect(serverSpan?.kind).toBe(SpanKind.SERVER);
     expect(serverSpan?.parentSpanContext?.spanId).toBe(clientSpan?.spanContext().spanId);
     expect(serverSpan?.attributes).toMatchObject({ 'rpc.service': 'echo', 'rpc.method': 'echo.identity' });
+  });
+
+  it('answers an untraced method (a health probe) in the caller’s trace without a span of its own', async () => {
+    const client = createRpcClient(await bus('client-probe'));
+    const { rootTrace, answered } = await withSpan('probe-root', {}, async (root) => ({
+      rootTrace: root.spanContext().traceId,
+      answered: await client.call('echo', 'echo.probe', IDENTITY, null),
+    }));
+    expect(answered).toBe(rootTrace);
+    const inTrace = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === rootTrace);
+    expect(inTrace.map((s) => s.kind).sort()).toEqual([SpanKind.INTERNAL, SpanKind.CLIENT].sort());
+    expect(inTrace.some((s) => s.kind === SpanKind.SERVER)).toBe(false);
   });
 
   it('turns a ServiceError reply into a ServiceError with the remote code and message', async () => {

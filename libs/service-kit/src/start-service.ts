@@ -148,6 +148,7 @@ async function serveMethods(
     description: `Agent Run Service: ${service}`,
     handlers: instrumentHandlers(service, handlers, connections.metrics),
     endpointMetadata,
+    untracedMethods: [HEALTH_METHOD],
     metadata: { ...implementation.metadata, instance_id: instanceId, store_kind: store.kind, build_version: version },
     logger,
   });

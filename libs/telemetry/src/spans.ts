@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { context, isSpanContextValid, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
-import type { Attributes, Context, Link, Span, SpanKind } from '@opentelemetry/api';
+import type { Attributes, Context, Link, Span, SpanKind, Tracer } from '@opentelemetry/api';
 import { carrierSampled, SERVICE_SPAN_ATTRIBUTE, tracingActive } from './setup.ts';
 
 /** Options of {@link withSpan}. */
@@ -18,9 +18,31 @@ export interface SpanOptions {
   readonly service?: string;
   /** Links to other spans (a redelivered run's previous attempt). */
   readonly links?: Link[];
+  /**
+   * False: no span is recorded, as while tracing is off (the context still
+   * travels). For periodic probes, whose root trace every few seconds is
+   * noise to an operator. @default true
+   */
+  readonly record?: boolean;
 }
 
 const TRACER_NAME = '@ars/telemetry';
+
+/**
+ * Tracers by name. The process has one global provider ({@link tracingActive}
+ * is false until it is registered), so a tracer stays valid; asking the API
+ * for it on every span cost about a percent of a service's CPU under load.
+ */
+const tracers = new Map<string, Tracer>();
+
+function tracerNamed(name: string): Tracer {
+  let tracer = tracers.get(name);
+  if (tracer === undefined) {
+    tracer = trace.getTracer(name);
+    tracers.set(name, tracer);
+  }
+  return tracer;
+}
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -36,8 +58,8 @@ function errorMessage(error: unknown): string {
  * fresh trace of a non-recording span.
  */
 export async function withSpan<T>(name: string, options: SpanOptions, fn: (span: Span) => Promise<T>): Promise<T> {
-  if (!tracingActive()) return withoutSpan(options.parent, fn);
-  const tracer = trace.getTracer(options.service ?? TRACER_NAME);
+  if (options.record === false || !tracingActive()) return withoutSpan(options.parent, fn);
+  const tracer = tracerNamed(options.service ?? TRACER_NAME);
   const parent = options.parent ?? context.active();
   return tracer.startActiveSpan(name, sdkOptions(options), parent, async (span) => {
     try {
@@ -63,7 +85,7 @@ export async function withSpan<T>(name: string, options: SpanOptions, fn: (span:
 export function startSpan(name: string, options: SpanOptions = {}, tracerName: string = TRACER_NAME): Span {
   const parent = options.parent ?? context.active();
   if (!tracingActive()) return spanToCarry(parent);
-  return trace.getTracer(options.service ?? tracerName).startSpan(name, sdkOptions(options), parent);
+  return tracerNamed(options.service ?? tracerName).startSpan(name, sdkOptions(options), parent);
 }
 
 /** The API's span options of ours (`service` becomes the `ars.service` attribute). */

@@ -47,6 +47,15 @@ describe('withSpan', () => {
     expect(ended?.instrumentationScope.name).toBe('@ars/test');
   });
 
+  it('records no span with record: false, and runs the function in the active trace', async () => {
+    const { outer, seen } = await withSpan('probe-parent', {}, async (parent) => ({
+      outer: parent.spanContext(),
+      seen: await withSpan('probe', { record: false }, async (span) => span.spanContext()),
+    }));
+    expect(seen).toEqual(outer);
+    expect(exporter.getFinishedSpans().find((s) => s.name === 'probe')).toBeUndefined();
+  });
+
   it('nests a span under the active one', async () => {
     const ids = await withSpan('outer', {}, async (outer) =>
       withSpan('inner', {}, async (inner) => ({ outer: outer.spanContext(), inner: inner.spanContext() })),
