@@ -240,3 +240,63 @@ describe('sampling from OTEL_TRACES_SAMPLER', () => {
     expect(all.includes(Buffer.from('run-executor'))).toBe(true);
   }, 60_000);
 });
+
+describe('prompt and answer content on LLM spans, opted in', () => {
+  let otlp: OtlpReceiver;
+
+  beforeAll(async () => {
+    otlp = await startOtlpReceiver();
+  });
+
+  afterAll(async () => {
+    await otlp?.close();
+  });
+
+  it('puts the prompt and the answer on each chat span with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true', async () => {
+    const trace = 'c0ffee0000000000000000000000beef';
+    const sys = await system(otlp, {
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true',
+    });
+    try {
+      const run = await startTraced(
+        sys.client(),
+        `#script tool:echo{"text":"${SECRET}"};finish:${SECRET}`,
+        traceparent('01', trace),
+      );
+      expect((await run.log.terminal()).type).toBe('task.completed');
+      await run.log.close();
+    } finally {
+      await sys.stop();
+    }
+    const calls = otlp.spans().filter((s) => s.traceId === trace && s.name.startsWith('chat '));
+    expect(calls).toHaveLength(2);
+    const json = (span: ReceivedSpan, key: string) => JSON.parse(String(span.attributes[key])) as unknown;
+    for (const call of calls) {
+      expect(json(call, 'gen_ai.system_instructions')).toEqual([{ type: 'text', content: expect.any(String) }]);
+      expect(json(call, 'gen_ai.input.messages')).toEqual(
+        expect.arrayContaining([
+          { role: 'user', parts: expect.arrayContaining([expect.objectContaining({ type: 'text' })]) },
+        ]),
+      );
+    }
+    const [first, second] = [...calls].sort((a, b) =>
+      String(a.attributes['ars.llm.call_id']).localeCompare(String(b.attributes['ars.llm.call_id'])),
+    );
+    expect(json(first!, 'gen_ai.output.messages')).toEqual([
+      {
+        role: 'assistant',
+        finish_reason: 'tool_call',
+        parts: expect.arrayContaining([
+          expect.objectContaining({ type: 'tool_call', name: 'echo', arguments: { text: SECRET } }),
+        ]),
+      },
+    ]);
+    expect(json(second!, 'gen_ai.output.messages')).toEqual([
+      { role: 'assistant', finish_reason: 'stop', parts: expect.arrayContaining([{ type: 'text', content: SECRET }]) },
+    ]);
+    // The second call was given the first's tool call and its result.
+    const given = JSON.stringify(json(second!, 'gen_ai.input.messages'));
+    expect(given).toContain('"type":"tool_call_response"');
+  }, 60_000);
+});

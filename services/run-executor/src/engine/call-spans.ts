@@ -1,13 +1,14 @@
 import { KeyedSeries, SECONDS_BUCKETS, SERVICE_ATTRIBUTE, SpanKind, histogramFamily, withSpan } from '@ars/telemetry';
 import type { BoundHistogram, Span } from '@ars/telemetry';
-import type { ChunkKind, CompletionResult } from '../providers/provider.ts';
+import type { ChatMessage, ChunkKind, CompletionResult, ContentPart } from '../providers/provider.ts';
 import { RUN_EXECUTOR } from './run-spans.ts';
 
 /**
  * The spans of a run's outside calls: one per LLM call, after the OTel
  * GenAI semantic conventions (`chat <model>`, CLIENT, `gen_ai.*`
- * attributes, the first token as an event; never the prompt or the
- * answer), and one per tool call (MCP included). Also the GenAI client
+ * attributes, the first token as an event; the prompt and the answer
+ * only when the operator opted in, see {@link LlmCallFacts.content}), and
+ * one per tool call (MCP included). Also the GenAI client
  * duration metric, recorded around every provider call whether or not
  * anything traces.
  */
@@ -41,6 +42,53 @@ export interface LlmCallFacts {
   readonly maxTokens: number;
   /** `<run>:<step>:<attempt>:<claim>`, as the cost's call id. */
   readonly callId: string;
+  /**
+   * The prompt, given only when the operator opted in
+   * (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT): then the span
+   * carries it and the answer as the GenAI conventions' JSON attributes.
+   */
+  readonly content?: { readonly system: string; readonly messages: readonly ChatMessage[] } | undefined;
+}
+
+/** A message part in the GenAI conventions' shape; an image is a reference to its artifact, never its bytes. */
+function partOf(part: ContentPart): Record<string, unknown> {
+  if (part.type === 'text') return { type: 'text', content: part.text };
+  const reference = { type: 'uri', modality: 'image', mime_type: part.mime, uri: `artifact://${part.artifact_id}` };
+  return part.type === 'file' ? { ...reference, file_id: part.file_id } : reference;
+}
+
+/** `gen_ai.input.messages`: the conversation as the model was given it. */
+export function inputMessages(messages: readonly ChatMessage[]): string {
+  return JSON.stringify(
+    messages.map((m) => {
+      if (m.role === 'tool') {
+        return { role: 'tool', parts: [{ type: 'tool_call_response', id: m.tool_call_id, response: m.content }] };
+      }
+      const parts: Record<string, unknown>[] = m.content === '' ? [] : [{ type: 'text', content: m.content }];
+      for (const part of m.parts ?? []) parts.push(partOf(part));
+      if (m.tool_call !== undefined) {
+        parts.push({ type: 'tool_call', id: m.tool_call.id, name: m.tool_call.name, arguments: m.tool_call.args });
+      }
+      return { role: m.role, parts };
+    }),
+  );
+}
+
+/** `gen_ai.output.messages`: the model's answer (its reasoning, then its decision). */
+export function outputMessages(result: Pick<CompletionResult, 'decision' | 'reasoning'>): string {
+  const parts: Record<string, unknown>[] =
+    result.reasoning === '' ? [] : [{ type: 'reasoning', content: result.reasoning }];
+  const { decision } = result;
+  if (decision.kind === 'finish') parts.push({ type: 'text', content: decision.answer });
+  else
+    parts.push({
+      type: 'tool_call',
+      id: decision.callId,
+      name: decision.tool,
+      arguments: decision.args ?? decision.rawArgs,
+    });
+  const finishReason = decision.kind === 'finish' ? 'stop' : 'tool_call';
+  return JSON.stringify([{ role: 'assistant', parts, finish_reason: finishReason }]);
 }
 
 type OnChunk = (delta: string, kind: ChunkKind) => void;
@@ -85,6 +133,12 @@ export async function withLlmSpan(
       { service: RUN_EXECUTOR, kind: SpanKind.CLIENT, attributes },
       async (span) => {
         const recording = span.isRecording();
+        if (recording && facts.content !== undefined) {
+          span.setAttributes({
+            'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: facts.content.system }]),
+            'gen_ai.input.messages': inputMessages(facts.content.messages),
+          });
+        }
         const result = await call(recording ? markingFirstToken(span, onChunk, started) : onChunk);
         if (recording) {
           span.setAttributes({
@@ -93,6 +147,7 @@ export async function withLlmSpan(
             'gen_ai.usage.output_tokens': result.usage.output_tokens,
             'gen_ai.response.finish_reasons': [result.decision.kind === 'finish' ? 'stop' : 'tool_calls'],
           });
+          if (facts.content !== undefined) span.setAttribute('gen_ai.output.messages', outputMessages(result));
         }
         return result;
       },

@@ -184,6 +184,13 @@ export const ENGINE_CONFIG_SHAPE = {
     1_048_576,
     "Largest pause payload (an approval's arguments, a pause control's payload) kept inline in its pause record, in bytes of JSON; a larger one is stored as an artifact and referenced (pause.payload_artifact_routed). Default 16384.",
   ),
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true')
+    .describe(
+      "true: each LLM call's span carries the prompt and the answer (gen_ai.system_instructions, gen_ai.input.messages, gen_ai.output.messages; images as references, never bytes). Default false: no user content in any span.",
+    ),
   // Inference brokers (an agent's llm_provider.inference_broker): CREDENTIAL_BROKER_TOKEN, BROKER_TIMEOUT_MS, BROKER_ALLOW_INSECURE.
   ...CREDENTIAL_BROKER_CONFIG_SHAPE,
 };
@@ -219,6 +226,8 @@ export interface EngineSettings {
   readonly contextWindowTokens: number;
   /** Part of the window kept for the answer (LLM_CONTEXT_RESERVE). */
   readonly contextReserve: number;
+  /** LLM spans carry the prompt and the answer (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT). */
+  readonly captureLlmContent: boolean;
   /** How the engine asks inference brokers. */
   readonly broker: Pick<CredentialBrokerOptions, 'token' | 'timeoutMs' | 'allowInsecure'>;
 }
@@ -252,6 +261,7 @@ export function engineSettingsOf(config: {
   readonly CREDENTIAL_BROKER_TOKEN?: string | undefined;
   readonly BROKER_TIMEOUT_MS: number;
   readonly BROKER_ALLOW_INSECURE: boolean;
+  readonly OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: boolean;
 }): EngineSettings {
   return {
     concurrency: config.EXECUTOR_CONCURRENCY,
@@ -278,6 +288,7 @@ export function engineSettingsOf(config: {
     repairMax: config.PLANNER_REPAIR_MAX,
     contextWindowTokens: config.LLM_CONTEXT_WINDOW_TOKENS,
     contextReserve: config.LLM_CONTEXT_RESERVE,
+    captureLlmContent: config.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
     broker: credentialBrokerOptionsOf(config),
   };
 }

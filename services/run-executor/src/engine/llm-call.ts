@@ -79,7 +79,10 @@ export interface GovernedCallContext {
   readonly quad: RunQuad;
   readonly llm: RunLlm;
   readonly governance: Governance;
-  readonly settings: Pick<EngineSettings, 'defaultMaxTokens' | 'llmPrices' | 'llmApiKey' | 'llmTimeoutMs'>;
+  readonly settings: Pick<
+    EngineSettings,
+    'defaultMaxTokens' | 'llmPrices' | 'llmApiKey' | 'llmTimeoutMs' | 'captureLlmContent'
+  >;
   /** The agent's scripted records, for a scripted provider reached by failover. */
   readonly script?: readonly Record<string, unknown>[] | undefined;
   /** True once a hard cancel, a drain or a lost lease interrupted the run. */
@@ -182,6 +185,7 @@ export async function governedCompletion(
         model,
         maxTokens: admission.maxTokens,
         callId,
+        ...(ctx.settings.captureLlmContent ? { content: { system: request.system, messages } } : {}),
       };
       result = await withLlmSpan(facts, providerRequest.onChunk, (onChunk) =>
         provider.complete({

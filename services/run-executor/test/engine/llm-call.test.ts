@@ -83,7 +83,7 @@ function context(llm: RunLlm, governance: Governance, overrides: Partial<Governe
     quad,
     llm,
     governance,
-    settings: { defaultMaxTokens: 4096, llmPrices: {}, llmApiKey: undefined, llmTimeoutMs: 1000 },
+    settings: { defaultMaxTokens: 4096, llmPrices: {}, llmApiKey: undefined, llmTimeoutMs: 1000, captureLlmContent: false },
     interrupted: () => false,
     pauseStep: async () => true,
     settleCost: async () => undefined,

@@ -71,7 +71,7 @@ function runContext(provider: LlmProvider, modes: OutputModeMemory, events: stri
     quad: { tenant: 't', user: 'u', session: 's', run: 'r' },
     llm: { provider, settings: { kind: 'openai', name: 'local', baseUrl: 'http://x' }, params: { model: 'm' } },
     governance,
-    settings: { defaultMaxTokens: 100, llmPrices: {}, llmApiKey: undefined, llmTimeoutMs: 1000 },
+    settings: { defaultMaxTokens: 100, llmPrices: {}, llmApiKey: undefined, llmTimeoutMs: 1000, captureLlmContent: false },
     interrupted: () => false,
     pauseStep: async () => true,
     settleCost: async () => undefined,
