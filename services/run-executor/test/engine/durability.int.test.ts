@@ -1,8 +1,6 @@
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
@@ -10,6 +8,8 @@ import { connectBus, createRpcClient, pingServices, startNatsServer } from '@ars
 import type { Bus, NatsServerHandle, RpcClient, ServedService } from '@ars/bus';
 import { startOtlpReceiver } from '@ars/telemetry/testing';
 import { waitFor } from '@ars/testkit';
+import { executorProcesses } from '../helpers/executor-processes.ts';
+import type { ExecutorProcesses } from '../helpers/executor-processes.ts';
 import { mostAtOnce, newCaller, serveEngineFakes, serveGovernanceFake, TERMINAL_TYPES, watchRun } from './harness.ts';
 import type { GovernanceFake, RunWatch } from './harness.ts';
 
@@ -19,18 +19,9 @@ import type { GovernanceFake, RunWatch } from './harness.ts';
  * stopped with SIGTERM in the middle of a run.
  */
 
-const REPO = resolve(import.meta.dirname, '../../../..');
-const MAIN = 'services/run-executor/src/main.ts';
-
 const ofType = (events: readonly EventFrame[], type: string) => events.filter((e) => e.type === type);
 const completedTools = (events: readonly EventFrame[]) =>
   ofType(events, 'tool.completed').map((e) => String(e.payload.ToolName));
-
-interface Executor {
-  readonly child: ChildProcess;
-  readonly exited: Promise<number | null>;
-  readonly stderr: () => string;
-}
 
 describe('durability across executor processes', { timeout: 60_000 }, () => {
   let dir: string;
@@ -39,67 +30,26 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
   let rpc: RpcClient;
   let fakes: ServedService[];
   let governance: GovernanceFake;
-  const executors: Executor[] = [];
+  let executors: ExecutorProcesses;
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ars-durability-'));
     nats = await startNatsServer({ storeDir: join(dir, 'nats') });
     bus = await connectBus({ servers: nats.url, name: 'durability-test' });
     rpc = createRpcClient(bus, { timeoutMs: 5_000 });
+    executors = executorProcesses(rpc, { natsUrl: nats.url, dataDir: join(dir, 'data') });
     fakes = await serveEngineFakes(bus, new Map());
     governance = await serveGovernanceFake(bus);
     fakes.push(governance.served);
   });
 
   afterEach(async () => {
-    for (const e of executors.splice(0)) {
-      e.child.kill('SIGKILL');
-      await e.exited;
-    }
+    await executors.stop();
     await Promise.all(fakes.map((f) => f.stop().catch(() => undefined)));
     await bus.close();
     await nats.stop();
     await rm(dir, { recursive: true, force: true });
   });
-
-  /** Starts an executor process on the shared data directory and waits until it answers. */
-  async function startExecutor(env: Record<string, string> = {}): Promise<Executor> {
-    const child = spawn(process.execPath, [MAIN], {
-      cwd: REPO,
-      env: {
-        ...process.env,
-        NATS_URL: nats.url,
-        DATA_DIR: join(dir, 'data'),
-        LOG_LEVEL: 'warn',
-        EXECUTOR_ACK_WAIT_MS: '2000',
-        EXECUTOR_LEASE_TTL_MS: '2000',
-        ...env,
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-    const executor = { child, exited, stderr: () => stderr };
-    executors.push(executor);
-    const identity = newCaller();
-    for (let i = 0; ; i++) {
-      try {
-        await rpc.call('run-executor', '_health', identity, {}, { timeoutMs: 500 });
-        return executor;
-      } catch (error) {
-        if (i > 100 || child.exitCode !== null) throw new Error(`executor did not start: ${stderr}`, { cause: error });
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-  }
-
-  /** SIGKILLs `executor` in the middle of its work and starts another on the same data directory. */
-  async function crashOver(executor: Executor): Promise<void> {
-    executor.child.kill('SIGKILL');
-    await executor.exited;
-    await startExecutor();
-  }
 
   async function startRun(caller: VerifiedIdentity, query: string): Promise<{ taskId: string; watch: RunWatch }> {
     const { task_id: taskId } = (await rpc.call('run-executor', 'start', caller, { identity: {}, query })) as {
@@ -109,14 +59,14 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
   }
 
   it('resumes a run killed with SIGKILL on another executor, without repeating a completed tool call', async () => {
-    const first = await startExecutor();
+    const first = await executors.start();
     const caller = newCaller();
     const { watch } = await startRun(
       caller,
       '#script tool:echo{n:1};tool:side_effect{};tool:wait{ms:2000};tool:echo{n:2};finish:done',
     );
     await watch.until((e) => e.type === 'tool.invoked' && e.payload.ToolName === 'wait');
-    await crashOver(first);
+    await executors.crashOver(first);
     const terminal = await watch.terminal(20_000);
     watch.stop();
     expect(terminal.type).toBe('task.completed');
@@ -134,7 +84,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
         OTEL_BSP_SCHEDULE_DELAY: '50',
       };
-      const first = await startExecutor(tracing);
+      const first = await executors.start(tracing);
       const { taskId, watch } = await startRun(newCaller(), '#script tool:echo{n:1};tool:wait{ms:2000};finish:done');
       await watch.until((e) => e.type === 'tool.invoked' && e.payload.ToolName === 'wait');
       // The first step's span is exported (the batch goes every 50 ms) before the kill; the run's never ends there.
@@ -144,9 +94,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
           message: 'the first step exported',
         },
       );
-      first.child.kill('SIGKILL');
-      await first.exited;
-      await startExecutor(tracing);
+      await executors.crashOver(first, tracing);
       expect((await watch.terminal(20_000)).type).toBe('task.completed');
       watch.stop();
       const resumed = await waitFor(
@@ -161,7 +109,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
   });
 
   it('records the cost of a step replayed after a SIGKILL as a call of its own: the provider was called twice', async () => {
-    const first = await startExecutor();
+    const first = await executors.start();
     const caller = newCaller();
     const { taskId, watch } = await startRun(caller, '#script cost:0.5;tool:wait{ms:4000};finish:done');
     // Step 1's cost is sent on its own while its tool call waits (nothing else carries it within a second).
@@ -169,7 +117,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
       if (i > 100) throw new Error('the first call cost was not recorded');
       await sleep(50);
     }
-    await crashOver(first);
+    await executors.crashOver(first);
     const terminal = await watch.terminal(20_000);
     watch.stop();
     expect(terminal.type).toBe('task.completed');
@@ -182,7 +130,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
   });
 
   it('an executor stopped (SIGSTOP) past its lease says and writes nothing more of the run once it goes on (SIGCONT)', async () => {
-    const frozen = await startExecutor();
+    const frozen = await executors.start();
     const caller = newCaller();
     const { taskId, watch } = await startRun(
       caller,
@@ -190,7 +138,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
     );
     await watch.until((e) => e.type === 'tool.invoked' && e.payload.ToolName === 'wait');
     frozen.child.kill('SIGSTOP');
-    await startExecutor();
+    await executors.start();
     const terminal = await watch.terminal(20_000);
     expect(terminal.type).toBe('task.completed');
     // Its wait is overdue and its heartbeat not yet told of the loss: without a check of its own it would go on.
@@ -209,13 +157,10 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
   });
 
   it('runs every run once when two live executors pull the same queue', async () => {
-    await Promise.all([startExecutor({ EXECUTOR_CONCURRENCY: '2' }), startExecutor({ EXECUTOR_CONCURRENCY: '2' })]);
+    await Promise.all([executors.start({ EXECUTOR_CONCURRENCY: '2' }), executors.start({ EXECUTOR_CONCURRENCY: '2' })]);
     // Either process may have answered both health checks: wait until both serve.
     for (let i = 0; (await pingServices(bus, { name: 'run-executor', timeoutMs: 300 })).length < 2; i++) {
-      if (i > 100)
-        throw new Error(
-          `the second executor did not start: ${executors.map((e) => `[${e.child.exitCode}] ${e.stderr()}`).join('\n---\n')}`,
-        );
+      if (i > 100) throw new Error(`the second executor did not start: ${executors.report()}`);
     }
     const caller = newCaller();
     const runs = await Promise.all(
@@ -239,7 +184,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
   });
 
   it('stores the events a run emitted while nats-server was down once it is back: each once, in the run order', async () => {
-    await startExecutor();
+    await executors.start();
     const script = '#script tool:wait{ms:1500};tool:echo{n:1};finish:done';
     // The same run undisturbed: the events every run of this script has, in order.
     const reference = await startRun(newCaller(), script);
@@ -263,11 +208,11 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
   });
 
   it('fails a run visibly when an unsafe call was under way at the crash (tool_outcome_unknown)', async () => {
-    const first = await startExecutor();
+    const first = await executors.start();
     const caller = newCaller();
     const { taskId, watch } = await startRun(caller, '#script tool:side_effect{ms:5000};finish:done');
     await watch.until((e) => e.type === 'tool.invoked' && e.payload.ToolName === 'side_effect');
-    await crashOver(first);
+    await executors.crashOver(first);
     const terminal = await watch.terminal(20_000);
     watch.stop();
     expect(terminal.payload).toEqual({ TaskID: taskId, ErrorCode: 'tool_outcome_unknown' });
@@ -280,7 +225,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
   });
 
   it('on SIGTERM lets an in-flight run finish within the grace period, then exits', async () => {
-    const executor = await startExecutor({ EXECUTOR_DRAIN_GRACE_MS: '10000' });
+    const executor = await executors.start({ EXECUTOR_DRAIN_GRACE_MS: '10000' });
     const caller = newCaller();
     const { watch } = await startRun(caller, '#script tool:wait{ms:600};finish:done');
     await watch.until((e) => e.type === 'tool.invoked');
@@ -292,14 +237,14 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
   });
 
   it('on SIGTERM hands a run that outlives the grace period back to the queue, and another executor finishes it', async () => {
-    const executor = await startExecutor({ EXECUTOR_DRAIN_GRACE_MS: '200' });
+    const executor = await executors.start({ EXECUTOR_DRAIN_GRACE_MS: '200' });
     const caller = newCaller();
     const { watch } = await startRun(caller, '#script tool:echo{n:1};tool:wait{ms:3000};tool:echo{n:2};finish:done');
     await watch.until((e) => e.type === 'tool.invoked' && e.payload.ToolName === 'wait');
     executor.child.kill('SIGTERM');
     expect(await executor.exited).toBe(0);
     expect(watch.events.filter((e) => TERMINAL_TYPES.includes(e.type))).toEqual([]);
-    await startExecutor();
+    await executors.start();
     const terminal = await watch.terminal(20_000);
     watch.stop();
     expect(terminal.type).toBe('task.completed');
@@ -308,7 +253,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
   });
 
   it('on SIGTERM lets an unsafe call in flight finish, hands the run back after it, and the next executor goes on without repeating it', async () => {
-    const executor = await startExecutor({ EXECUTOR_DRAIN_GRACE_MS: '200' });
+    const executor = await executors.start({ EXECUTOR_DRAIN_GRACE_MS: '200' });
     const caller = newCaller();
     const { watch } = await startRun(caller, '#script tool:side_effect{ms:3000};finish:done');
     await watch.until((e) => e.type === 'tool.invoked' && e.payload.ToolName === 'side_effect');
@@ -317,7 +262,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
     // The call's outcome was stored before the executor let go of the run, which it did not end.
     await watch.until((e) => e.type === 'tool.completed' && e.payload.ToolName === 'side_effect');
     expect(watch.events.filter((e) => TERMINAL_TYPES.includes(e.type))).toEqual([]);
-    await startExecutor();
+    await executors.start();
     const terminal = await watch.terminal(20_000);
     watch.stop();
     expect(terminal.type).toBe('task.completed');
@@ -329,7 +274,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
   });
 
   it('on SIGTERM aborts an unsafe call that outlives EXECUTOR_DRAIN_UNSAFE_CALL_MS; the next executor fails the run tool_outcome_unknown', async () => {
-    const executor = await startExecutor({ EXECUTOR_DRAIN_GRACE_MS: '200', EXECUTOR_DRAIN_UNSAFE_CALL_MS: '300' });
+    const executor = await executors.start({ EXECUTOR_DRAIN_GRACE_MS: '200', EXECUTOR_DRAIN_UNSAFE_CALL_MS: '300' });
     const caller = newCaller();
     const { taskId, watch } = await startRun(caller, '#script tool:side_effect{ms:20000};finish:done');
     await watch.until((e) => e.type === 'tool.invoked' && e.payload.ToolName === 'side_effect');
@@ -337,7 +282,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
     executor.child.kill('SIGTERM');
     expect(await executor.exited).toBe(0);
     expect(Date.now() - stopping).toBeLessThan(10_000);
-    await startExecutor();
+    await executors.start();
     const terminal = await watch.terminal(20_000);
     watch.stop();
     expect(terminal.payload).toEqual({ TaskID: taskId, ErrorCode: 'tool_outcome_unknown' });
@@ -346,7 +291,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
   });
 
   it('hands back a run that waits for approval on SIGTERM; the next executor keeps the same pause token', async () => {
-    const executor = await startExecutor({ EXECUTOR_DRAIN_GRACE_MS: '10000' });
+    const executor = await executors.start({ EXECUTOR_DRAIN_GRACE_MS: '10000' });
     const caller = newCaller();
     const { taskId, watch } = await startRun(caller, '#script tool:sensitive_action{};finish:done');
     const requested = await watch.until((e) => e.type === 'tool.approval_requested');
@@ -355,7 +300,7 @@ describe('durability across executor processes', { timeout: 60_000 }, () => {
     expect(await executor.exited).toBe(0);
     // A parked run does not wait for the grace period.
     expect(Date.now() - started).toBeLessThan(8_000);
-    await startExecutor();
+    await executors.start();
     const listed = await waitForPause(caller);
     expect(listed).toMatchObject({ token: requested.payload.PauseToken, task_id: taskId, kind: 'approval' });
     await rpc.call('run-executor', 'approve', caller, { identity: { run: taskId }, payload: {} });

@@ -1,14 +1,14 @@
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
 import { connectBus, createRpcClient, decodeStoredEvent, eventFilterSubject, startNatsServer } from '@ars/bus';
 import type { Bus, NatsServerHandle, RpcClient, ServedService } from '@ars/bus';
 import { storedEvents } from '@ars/service-kit/testing';
+import { executorProcesses } from '../helpers/executor-processes.ts';
+import type { ExecutorProcesses } from '../helpers/executor-processes.ts';
 import { newCaller, serveEngineFakes, serveGovernanceFake, TERMINAL_TYPES, watchRun } from './harness.ts';
 
 /**
@@ -20,18 +20,9 @@ import { newCaller, serveEngineFakes, serveGovernanceFake, TERMINAL_TYPES, watch
  * the owner ends once: counted on the stored stream, per run and type.
  */
 
-const REPO = resolve(import.meta.dirname, '../../../..');
-const MAIN = 'services/run-executor/src/main.ts';
-
 /** Events a run has at most once, however often it was claimed. */
 const ONCE = ['task.spawned', 'task.started', ...TERMINAL_TYPES];
 const GROUP_EVENTS = ['task.group_created', 'task.group_sealed', 'task.group_resolved', 'task.group_cancelled'];
-
-interface Executor {
-  readonly child: ChildProcess;
-  readonly exited: Promise<unknown>;
-  readonly stderr: () => string;
-}
 
 const countOf = (events: readonly EventFrame[], run: string, type: string) =>
   events.filter((e) => e.run === run && e.type === type).length;
@@ -42,62 +33,25 @@ describe('task groups across kill -9 of their executor', { timeout: 90_000 }, ()
   let bus: Bus;
   let rpc: RpcClient;
   let fakes: ServedService[];
-  const executors: Executor[] = [];
+  let executors: ExecutorProcesses;
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ars-group-kill-'));
     nats = await startNatsServer({ storeDir: join(dir, 'nats') });
     bus = await connectBus({ servers: nats.url, name: 'group-kill-test' });
     rpc = createRpcClient(bus, { timeoutMs: 5_000 });
+    executors = executorProcesses(rpc, { natsUrl: nats.url, dataDir: join(dir, 'data') });
     fakes = await serveEngineFakes(bus, new Map());
     fakes.push((await serveGovernanceFake(bus)).served);
   });
 
   afterEach(async () => {
-    for (const e of executors.splice(0)) {
-      e.child.kill('SIGKILL');
-      await e.exited;
-    }
+    await executors.stop();
     await Promise.all(fakes.map((f) => f.stop().catch(() => undefined)));
     await bus.close();
     await nats.stop();
     await rm(dir, { recursive: true, force: true });
   });
-
-  /** Starts an executor process on the shared data directory and waits until it answers. */
-  async function startExecutor(): Promise<Executor> {
-    const child = spawn(process.execPath, [MAIN], {
-      cwd: REPO,
-      env: {
-        ...process.env,
-        NATS_URL: nats.url,
-        DATA_DIR: join(dir, 'data'),
-        LOG_LEVEL: 'warn',
-        EXECUTOR_ACK_WAIT_MS: '2000',
-        EXECUTOR_LEASE_TTL_MS: '2000',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise((done) => child.on('exit', done));
-    const executor = { child, exited, stderr: () => stderr };
-    executors.push(executor);
-    for (let i = 0; ; i++) {
-      try {
-        await rpc.call('run-executor', '_health', newCaller(), {}, { timeoutMs: 500 });
-        return executor;
-      } catch (error) {
-        if (i > 100 || child.exitCode !== null) throw new Error(`executor did not start: ${stderr}`, { cause: error });
-        await sleep(100);
-      }
-    }
-  }
-
-  async function kill(executor: Executor): Promise<void> {
-    executor.child.kill('SIGKILL');
-    await executor.exited;
-  }
 
   const sessionEvents = (caller: VerifiedIdentity) =>
     storedEvents(bus, { tenant: caller.tenant, user: caller.user, session: caller.session });
@@ -143,7 +97,7 @@ describe('task groups across kill -9 of their executor', { timeout: 90_000 }, ()
   }
 
   it('resumes an owner waiting on children in flight: each child runs once, the group resolves once', async () => {
-    const first = await startExecutor();
+    const first = await executors.start();
     const caller = newCaller();
     const answers = ['one', 'two', 'three'];
     const tasks = answers.map((a) => ({ query: `#script tool:side_effect{};tool:wait{"ms":1500};finish:${a}` }));
@@ -154,8 +108,7 @@ describe('task groups across kill -9 of their executor', { timeout: 90_000 }, ()
     const before = await untilStored(caller, waiting);
     expect(countOf(before, taskId, 'task.group_sealed')).toBe(1);
     expect(before.filter((e) => TERMINAL_TYPES.includes(e.type))).toEqual([]);
-    await kill(first);
-    await startExecutor();
+    await executors.crashOver(first);
     expect((await watch.terminal(30_000)).type).toBe('task.completed');
     watch.stop();
     const events = await untilStored(caller, (all) => all.filter((e) => TERMINAL_TYPES.includes(e.type)).length === 4);
@@ -172,7 +125,7 @@ describe('task groups across kill -9 of their executor', { timeout: 90_000 }, ()
   });
 
   it('resumes an owner killed while spawning its children: none is spawned twice', async () => {
-    const first = await startExecutor();
+    const first = await executors.start();
     const caller = newCaller();
     const answers = Array.from({ length: 16 }, (_, i) => `m${i}`);
     const tasks = answers.map((a) => ({ query: `#script finish:${a}` }));
@@ -192,7 +145,7 @@ describe('task groups across kill -9 of their executor', { timeout: 90_000 }, ()
     expect(spawnedAtKill).toBeGreaterThan(0);
     expect(spawnedAtKill).toBeLessThan(tasks.length);
     expect(countOf(atKill, taskId, 'task.group_sealed')).toBe(0);
-    await startExecutor();
+    await executors.start();
     expect((await watch.terminal(30_000)).type).toBe('task.completed');
     watch.stop();
     const events = await untilStored(

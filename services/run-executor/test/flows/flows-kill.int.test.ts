@@ -1,8 +1,6 @@
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventFrame, FlowRunDescription, FlowRunResponse, VerifiedIdentity } from '@ars/contracts';
@@ -10,6 +8,8 @@ import { connectBus, createRpcClient, startNatsServer } from '@ars/bus';
 import type { Bus, NatsServerHandle, RpcClient, ServedService } from '@ars/bus';
 import { storedEvents } from '@ars/service-kit/testing';
 import { newCaller, serveEngineFakes, serveGovernanceFake, TERMINAL_TYPES, watchRun } from '../engine/harness.ts';
+import { executorProcesses } from '../helpers/executor-processes.ts';
+import type { ExecutorProcesses } from '../helpers/executor-processes.ts';
 
 /**
  * A flow across a real `kill -9` of its executor: executors run as
@@ -18,9 +18,6 @@ import { newCaller, serveEngineFakes, serveGovernanceFake, TERMINAL_TYPES, watch
  * while the fan-out's children wait, and another takes over. The flow
  * completes; no completed step runs again and every child runs once.
  */
-
-const REPO = resolve(import.meta.dirname, '../../../..');
-const MAIN = 'services/run-executor/src/main.ts';
 
 const FLOW = {
   name: 'Durable',
@@ -35,11 +32,6 @@ const FLOW = {
   ],
 };
 
-interface Executor {
-  readonly child: ChildProcess;
-  readonly exited: Promise<unknown>;
-}
-
 const countOf = (events: readonly EventFrame[], run: string, type: string) =>
   events.filter((e) => e.run === run && e.type === type).length;
 
@@ -49,7 +41,7 @@ describe('a flow across kill -9 of its executor', { timeout: 90_000 }, () => {
   let bus: Bus;
   let rpc: RpcClient;
   let fakes: ServedService[];
-  const executors: Executor[] = [];
+  let executors: ExecutorProcesses;
   const caller: VerifiedIdentity = newCaller({ scopes: ['admin'] });
 
   beforeEach(async () => {
@@ -59,50 +51,22 @@ describe('a flow across kill -9 of its executor', { timeout: 90_000 }, () => {
     nats = await startNatsServer({ storeDir: join(dir, 'nats') });
     bus = await connectBus({ servers: nats.url, name: 'flow-kill-test' });
     rpc = createRpcClient(bus, { timeoutMs: 5_000 });
+    executors = executorProcesses(rpc, {
+      natsUrl: nats.url,
+      dataDir: join(dir, 'data'),
+      env: { FLOWS_DIR: join(dir, 'flows') },
+    });
     fakes = await serveEngineFakes(bus, new Map());
     fakes.push((await serveGovernanceFake(bus)).served);
   });
 
   afterEach(async () => {
-    for (const e of executors.splice(0)) {
-      e.child.kill('SIGKILL');
-      await e.exited;
-    }
+    await executors.stop();
     await Promise.all(fakes.map((f) => f.stop().catch(() => undefined)));
     await bus.close();
     await nats.stop();
     await rm(dir, { recursive: true, force: true });
   });
-
-  async function startExecutor(): Promise<Executor> {
-    const child = spawn(process.execPath, [MAIN], {
-      cwd: REPO,
-      env: {
-        ...process.env,
-        NATS_URL: nats.url,
-        DATA_DIR: join(dir, 'data'),
-        FLOWS_DIR: join(dir, 'flows'),
-        LOG_LEVEL: 'warn',
-        EXECUTOR_ACK_WAIT_MS: '2000',
-        EXECUTOR_LEASE_TTL_MS: '2000',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise((done) => child.on('exit', done));
-    const executor = { child, exited };
-    executors.push(executor);
-    for (let i = 0; ; i++) {
-      try {
-        await rpc.call('run-executor', '_health', newCaller(), {}, { timeoutMs: 500 });
-        return executor;
-      } catch (error) {
-        if (i > 100 || child.exitCode !== null) throw new Error(`executor did not start: ${stderr}`, { cause: error });
-        await sleep(100);
-      }
-    }
-  }
 
   async function untilStored(done: (events: EventFrame[]) => boolean, timeoutMs = 20_000): Promise<EventFrame[]> {
     const deadline = Date.now() + timeoutMs;
@@ -115,7 +79,7 @@ describe('a flow across kill -9 of its executor', { timeout: 90_000 }, () => {
   }
 
   it('resumes the flow in its fan-out: no step runs twice, the flow completes once', async () => {
-    const first = await startExecutor();
+    const first = await executors.start();
     const started = (await rpc.call('run-executor', 'flows.run', caller, {
       identity: {},
       flow_id: 'durable',
@@ -126,9 +90,7 @@ describe('a flow across kill -9 of its executor', { timeout: 90_000 }, () => {
       events.filter((e) => e.type === 'tool.invoked' && e.payload.ToolName === 'wait').length === 3;
     const before = await untilStored(waiting);
     expect(before.filter((e) => e.run === parent && TERMINAL_TYPES.includes(e.type))).toEqual([]);
-    first.child.kill('SIGKILL');
-    await first.exited;
-    await startExecutor();
+    await executors.crashOver(first);
     expect((await watch.terminal(30_000)).type).toBe('task.completed');
     watch.stop();
 
