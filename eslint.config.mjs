@@ -16,7 +16,7 @@ const noDeepImports = { group: ['@ars/*/src/*', '**/libs/*/src/*', '**/proto-con
 const noServices = { group: ['**/services/*', '@ars/gateway', '@ars/run-executor', '@ars/session', '@ars/artifact', '@ars/memory', '@ars/governance', '@ars/agent-registry'], message: 'Services talk over NATS, never by import.' };
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '.toolchain/**', '.data/**', 'coverage/**', '.tmp/**', 'deploy/helm/**'] },
+  { ignores: ['**/node_modules/**', '.toolchain/**', '.data/**', 'coverage/**', '.tmp/**', 'deploy/helm/**', 'apps/*/dist/**'] },
   ...tseslint.configs.recommended,
   {
     plugins: { ars: importCyclesPlugin },

@@ -13,7 +13,12 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['proto-contracts/test/**/*.test.ts', 'libs/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts'],
+          include: [
+            'proto-contracts/test/**/*.test.ts',
+            'libs/*/test/**/*.test.ts',
+            'services/*/test/**/*.test.ts',
+            'apps/*/test/**/*.test.ts',
+          ],
           exclude: ['**/*.int.test.ts', '**/node_modules/**'],
           testTimeout: 10_000,
         },

@@ -1,11 +1,8 @@
 import { fileURLToPath } from 'node:url';
-import {
-  callCommand,
-  eventsCommand,
-  infoCommand,
-  reportClientError,
-  tokenCommand,
-} from './commands/client-commands.ts';
+import { callCommand, eventsCommand, infoCommand, tokenCommand } from './commands/client-commands.ts';
+import { reportClientError } from './commands/client-support.ts';
+import { runCommand } from './commands/run.command.ts';
+import { approveCommand, cancelCommand, rejectCommand, tasksCommand } from './commands/task-commands.ts';
 import { testCommand } from './commands/test.ts';
 import { upCommand } from './commands/up.ts';
 import type { UpOptions } from './commands/up.ts';
@@ -23,6 +20,11 @@ const CLIENT_COMMANDS: Record<string, (io: Io, args: readonly string[]) => Promi
   call: callCommand,
   events: eventsCommand,
   info: infoCommand,
+  run: runCommand,
+  tasks: tasksCommand,
+  approve: approveCommand,
+  reject: rejectCommand,
+  cancel: cancelCommand,
 };
 
 /** The options of `up [--split] [--log-format json|pretty]` (also `--log-format=json`); undefined for anything else. */
@@ -43,7 +45,8 @@ export function parseUpArgs(args: readonly string[]): UpOptions | undefined {
 
 /**
  * Runs one `ars` command line and resolves with its exit code: 0 success,
- * 1 failure, 2 usage error (an unknown command prints the usage on stderr).
+ * 1 failure, 2 usage error (an unknown command prints the usage on stderr);
+ * `run --follow` also exits by the run's end (RUN_EXIT of run.command.ts).
  */
 export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   const [command, ...args] = argv;

@@ -20,4 +20,6 @@ export { formatChildLine, parsePinoLine } from './log-format.ts';
 export type { LogFormatOptions, ParsedLogLine } from './log-format.ts';
 export { ConfigError, UpConfig, parseUpConfig } from './config.ts';
 export { runCli } from './cli.ts';
+export { CONSOLE_DIR, consoleBuildIsStale, ensureConsoleBuilt } from './console-build.ts';
+export type { ConsoleBuildResult } from './console-build.ts';
 export type { Io } from './io.ts';

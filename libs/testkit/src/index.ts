@@ -25,3 +25,11 @@ export type {
 } from './credential-broker.ts';
 export { startOAuthMcpServer } from './oauth-mcp.ts';
 export type { OAuthMcpServer, OAuthMcpServerOptions, TokenRequestSeen } from './oauth-mcp.ts';
+export {
+  FAKE_OPENAI_BEHAVIOURS,
+  startFakeOpenAi,
+  type FakeOpenAi,
+  type FakeOpenAiBehaviour,
+  type FakeOpenAiRequest,
+  type FakeOpenAiUpload,
+} from './fake-openai.ts';

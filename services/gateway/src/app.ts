@@ -3,6 +3,7 @@ import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { RevocationList } from './auth/revocation-list.ts';
 import { createRejectionReporter } from './auth/rejection-events.ts';
+import { consoleRoutes } from './console/console.routes.ts';
 import { EventHub } from './events/event-hub.ts';
 import { EventStream } from './events/event-stream.ts';
 import { createClientErrorHandler } from './http/client-error.ts';
@@ -122,6 +123,7 @@ export function buildGateway(deps: GatewayDeps): GatewayApp {
     );
   });
 
+  void app.register(consoleRoutes, deps.consoleDir === undefined ? {} : { distDir: deps.consoleDir });
   void app.register(opsRoutes, { bus: deps.bus, authenticator: { verifier: deps.verifier, revocations } });
   void app.register(oauthCallbackRoutes, {
     rpc: deps.rpc,

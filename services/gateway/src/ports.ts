@@ -314,6 +314,8 @@ export interface GatewayDeps {
     /** Bounds the OAuth callback's `_oauth.complete` (a code exchange with an authorization server), in ms. @default 15000 */
     readonly oauthCallbackTimeoutMs?: number;
   };
+  /** The built browser console served at /console. @default apps/console/dist of this checkout */
+  readonly consoleDir?: string;
   /** Milliseconds clock for uptime; @default performance.now */
   readonly now?: () => number;
 }

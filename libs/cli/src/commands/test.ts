@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
+import { ensureConsoleBuilt } from '../console-build.ts';
 import { EXIT } from '../io.ts';
 import type { Io } from '../io.ts';
 
@@ -43,6 +44,14 @@ export function testSteps(rootDir: string, vitestArgs: readonly string[]): Step[
  */
 export async function testCommand(io: Io, rootDir: string, vitestArgs: readonly string[]): Promise<number> {
   const started = Date.now();
+  // The e2e tests drive the built console: build it first when its dist is missing or stale.
+  const consoleBuild = await ensureConsoleBuilt(rootDir);
+  if (consoleBuild.status === 'built') io.stdout('ars test: built the console (apps/console/dist)\n');
+  if (consoleBuild.status === 'absent') io.stderr(`ars test: console not built: ${consoleBuild.reason}\n`);
+  if (consoleBuild.status === 'failed') {
+    io.stderr(`${consoleBuild.output}\nars test: the console's type-check or build failed\n`);
+    return EXIT.failure;
+  }
   for (const step of testSteps(rootDir, vitestArgs)) {
     io.stdout(`\n=== ${step.title}\n`);
     const stepStarted = Date.now();

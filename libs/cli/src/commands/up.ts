@@ -1,5 +1,6 @@
 import { ConfigError, parseUpConfig, useColor } from '../config.ts';
 import type { UpConfig } from '../config.ts';
+import { ensureConsoleBuilt } from '../console-build.ts';
 import { EXIT } from '../io.ts';
 import type { Io } from '../io.ts';
 import type { LogFormat } from '../log-format.ts';
@@ -34,6 +35,7 @@ export async function upCommand(io: Io, options: UpOptions = {}): Promise<number
     return EXIT.usage;
   }
 
+  await buildConsole(io);
   const controller = new AbortController();
   const stopRequested = Promise.withResolvers<void>();
   let signals = 0;
@@ -102,6 +104,7 @@ export async function upCommand(io: Io, options: UpOptions = {}): Promise<number
     }
     if (system.token !== undefined) io.stdout(`SERVICE_DEV_TOKEN=${system.token}\n`);
     io.stdout(`gateway listening on ${url}\n`);
+    io.stderr(`ars up: the console is at ${url}/console/\n`);
     await stopRequested.promise;
     await system.stop();
     io.stderr('ars up: stopped\n');
@@ -110,6 +113,15 @@ export async function upCommand(io: Io, options: UpOptions = {}): Promise<number
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
   }
+}
+
+/** Builds the browser console when its dist is missing or stale; a failure is reported, not fatal (the gateway then answers /console with 503). */
+async function buildConsole(io: Io): Promise<void> {
+  const result = await ensureConsoleBuilt();
+  if (result.status === 'built') io.stderr('ars up: built the console (apps/console/dist)\n');
+  if (result.status === 'absent') io.stderr(`ars up: console not built: ${result.reason}\n`);
+  if (result.status === 'failed')
+    io.stderr(`${result.output}\nars up: the console's build failed; /console answers 503\n`);
 }
 
 function formatHost(host: string): string {

@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
-import { startCredentialBroker } from '@ars/testkit';
-import type { TestCredentialBroker } from '@ars/testkit';
-import { FAKE_OPENAI_BEHAVIOURS, startFakeOpenAi } from './fake-openai.ts';
-import type { FakeOpenAi } from './fake-openai.ts';
+import { FAKE_OPENAI_BEHAVIOURS, startCredentialBroker, startFakeOpenAi } from '@ars/testkit';
+import type { FakeOpenAi, TestCredentialBroker } from '@ars/testkit';
 import { newCaller, startEngineHarness } from './harness.ts';
 import type { EngineHarness } from './harness.ts';
 

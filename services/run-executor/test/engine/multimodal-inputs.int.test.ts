@@ -2,15 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
 import { recallRunMedia } from '../../src/engine/multimodal-recall.ts';
 import { fileKey } from '../../src/engine/multimodal-inputs.ts';
-import { FAKE_OPENAI_BEHAVIOURS, startFakeOpenAi } from './fake-openai.ts';
-import type { FakeOpenAi, FakeOpenAiBehaviour, FakeOpenAiRequest } from './fake-openai.ts';
+import { FAKE_OPENAI_BEHAVIOURS, startFakeOpenAi } from '@ars/testkit';
+import type { FakeOpenAi, FakeOpenAiBehaviour, FakeOpenAiRequest } from '@ars/testkit';
 import { newCaller } from './harness.ts';
 import { startSystemHarness } from './system-harness.ts';
 import type { SystemHarness } from './system-harness.ts';
 
 /**
  * Input images reaching an OpenAI-compatible model (the fake server of
- * `fake-openai.ts`), with the real artifact service holding their bytes and
+ * `startFakeOpenAi` of @ars/testkit), with the real artifact service holding their bytes and
  * the real agent-registry holding the agent: an inline image goes as an
  * `image_url` data URL with every call, a provider_native one is uploaded
  * once to `POST /v1/files` and named by its file id, and a model that takes

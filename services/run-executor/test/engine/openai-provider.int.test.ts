@@ -2,14 +2,14 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
 import { decodeStoredEvent, encodeToken, eventFilterSubject, readEvents } from '@ars/bus';
 import { cachedClientCount, createOpenAiProvider, MAX_CACHED_CLIENTS } from '../../src/providers/openai.ts';
-import { FAKE_OPENAI_BEHAVIOURS, startFakeOpenAi } from './fake-openai.ts';
-import type { FakeOpenAi, FakeOpenAiBehaviour } from './fake-openai.ts';
+import { FAKE_OPENAI_BEHAVIOURS, startFakeOpenAi } from '@ars/testkit';
+import type { FakeOpenAi, FakeOpenAiBehaviour } from '@ars/testkit';
 import { newCaller, startEngineHarness, TERMINAL_TYPES } from './harness.ts';
 import type { EngineHarness, RunWatch } from './harness.ts';
 
 /**
  * The `openai` provider against a fake OpenAI-compatible server
- * (`fake-openai.ts`): a good stream, and the ways a stream goes wrong
+ * (`startFakeOpenAi` of @ars/testkit): a good stream, and the ways a stream goes wrong
  * (stalls, cut-short or garbage bodies, HTTP errors), cancelled or drained.
  * `LLM_TIMEOUT_MS` is its minimum, 1 s, so a stalled stream ends quickly.
  */

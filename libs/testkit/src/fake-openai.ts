@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
  * OpenAI's file API (multipart `file` and `purpose`, answering `file-<n>`).
  */
 
+/** The behaviours of the fake server, each the first path segment of its base URL. */
 export const FAKE_OPENAI_BEHAVIOURS = {
   /** A tool call (`echo`) while no tool result is in the conversation, then an answer with usage. */
   toolThenAnswer: 'tool-then-answer',
@@ -35,6 +36,7 @@ export const FAKE_OPENAI_BEHAVIOURS = {
   /** Chats as `tool-then-answer`, but has no file API: `POST /v1/files` answers 404. */
   noFiles: 'no-files',
 } as const;
+/** One of {@link FAKE_OPENAI_BEHAVIOURS}. */
 export type FakeOpenAiBehaviour = (typeof FAKE_OPENAI_BEHAVIOURS)[keyof typeof FAKE_OPENAI_BEHAVIOURS];
 
 /** One request the server received. */
@@ -61,6 +63,7 @@ export interface FakeOpenAiUpload {
   readonly fields: Readonly<Record<string, string>>;
 }
 
+/** A running fake server. */
 export interface FakeOpenAi {
   /** The base URL (`baseURL` of the SDK) of a behaviour. */
   url(behaviour: FakeOpenAiBehaviour): string;

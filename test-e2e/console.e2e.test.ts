@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { mintToken, startTestSystem, uniqueIdentity } from '@ars/testkit';
+import type { TestSystem } from '@ars/testkit';
+import {
+  launchBrowser,
+  openPage,
+  prepareConsoleTests,
+  screenshot,
+  signIn,
+  unexpectedErrors,
+} from './support/browser.ts';
+import type { ConsolePage } from './support/browser.ts';
+
+/**
+ * The browser console (`/console`) in a real browser: Debian's chromium
+ * driven by playwright-core, against the whole system in one process. Every
+ * test fails on an error in the browser's console. Screenshots of the main
+ * pages go to .tmp/console-screenshots/.
+ */
+
+const ready = await prepareConsoleTests();
+const GATED = '#script tool:sensitive_action{"what":"launch"};finish:done';
+
+describe.skipIf(!ready.ok)('the browser console', () => {
+  let sys: TestSystem;
+  let browser: Browser;
+  const opened: ConsolePage[] = [];
+
+  beforeAll(async () => {
+    sys = await startTestSystem({ mode: 'one-process' });
+    browser = await launchBrowser();
+  });
+
+  afterAll(async () => {
+    for (const page of opened) await page.close().catch(() => undefined);
+    await browser?.close();
+    await sys?.stop();
+  });
+
+  async function page(viewport?: { width: number; height: number }): Promise<ConsolePage> {
+    const opening = await openPage(browser, viewport === undefined ? {} : { viewport });
+    opened.push(opening);
+    return opening;
+  }
+
+  async function owner(prefix: string, scopes: readonly string[] = []) {
+    const identity = uniqueIdentity(prefix);
+    const token = await mintToken(sys.baseUrl, { ...identity, scopes });
+    return { identity, token, client: sys.client({ token }) };
+  }
+
+  it('redirects / to the console, whose sign-in page mints a dev token in one click on loopback', async () => {
+    const { page: tab, errors } = await page();
+    await tab.goto(`${sys.baseUrl}/`);
+    expect(new URL(tab.url()).pathname).toBe('/console/');
+    await tab.getByLabel('Connection token').waitFor();
+    await screenshot(tab, 'sign-in');
+    await tab.getByRole('button', { name: 'Sign in with a dev token' }).click();
+    await expect.poll(() => tab.getByLabel('Signed in as').textContent()).toContain('dev / dev / dev');
+    expect(unexpectedErrors(errors)).toEqual([]);
+  });
+
+  it('starts a run from the console and watches it complete', async () => {
+    const me = await owner('console-start');
+    const { page: tab, errors } = await page();
+    await signIn(tab, sys.baseUrl, me.token, { path: '/runs' });
+    await tab.getByLabel('Query').fill('#script stream:40/8;tool:wait{ms:300};finish:ok');
+    await tab.getByRole('button', { name: 'Start run' }).click();
+    await tab.waitForURL(/#\/runs\/[^/]+$/);
+    const status = tab.getByTestId('run-status');
+    await expect.poll(() => status.textContent(), { timeout: 30_000 }).toContain('complete');
+    const timeline = tab.getByRole('list', { name: 'Events of the run' });
+    await expect.poll(() => timeline.textContent()).toContain('task.completed');
+    expect(await timeline.textContent()).toContain('tool.invoked');
+    expect(await timeline.textContent()).toContain('llm.cost.recorded');
+    await screenshot(tab, 'run');
+
+    await tab.getByRole('link', { name: 'All runs' }).click();
+    const completeCounter = tab.locator('.counters li[data-status="complete"] .count');
+    await expect.poll(() => completeCounter.textContent()).toBe('1');
+    await screenshot(tab, 'runs');
+    expect(unexpectedErrors(errors)).toEqual([]);
+  });
+
+  it('shows a started run on a live runs list, its status following the stream', async () => {
+    const me = await owner('console-live');
+    const { page: tab, errors } = await page();
+    await signIn(tab, sys.baseUrl, me.token, { path: '/runs' });
+    await tab.getByRole('table').waitFor();
+    const started = await me.client.start({ query: '#script tool:wait{ms:300};finish:ok' });
+    const row = tab.getByRole('row').filter({ hasText: started.task_id });
+    await expect.poll(() => row.textContent(), { timeout: 30_000 }).toContain('complete');
+    expect(unexpectedErrors(errors)).toEqual([]);
+  });
+
+  it('approves a paused run; a second window sees the item disappear', async () => {
+    const me = await owner('console-approve');
+    const first = await page();
+    const second = await page();
+    await signIn(first.page, sys.baseUrl, me.token, { path: '/approvals' });
+    await signIn(second.page, sys.baseUrl, me.token, { path: '/approvals' });
+    const outcome = me.client.runUntilDone({ query: GATED });
+    const approveIn = (tab: ConsolePage) => tab.page.getByRole('button', { name: /^Approve sensitive_action/ });
+    await approveIn(first).waitFor({ timeout: 30_000 });
+    await approveIn(second).waitFor({ timeout: 30_000 });
+    await screenshot(first.page, 'approvals');
+
+    await approveIn(first).click();
+    await first.page.getByLabel('Reason').fill('looks fine');
+    await first.page.getByRole('dialog').getByRole('button', { name: 'Approve' }).click();
+    await approveIn(second).waitFor({ state: 'detached', timeout: 30_000 });
+    await approveIn(first).waitFor({ state: 'detached' });
+    expect((await outcome).status).toBe('completed');
+    expect(unexpectedErrors(first.errors)).toEqual([]);
+    expect(unexpectedErrors(second.errors)).toEqual([]);
+  });
+
+  it('steers a live run: a pause shows as applied when its event arrives, then a hard cancel ends it', async () => {
+    const me = await owner('console-steer');
+    const { page: tab, errors } = await page();
+    await signIn(tab, sys.baseUrl, me.token);
+    const started = await me.client.start({ query: '#script tool:wait{ms:20000};finish' });
+    await tab.goto(`${sys.baseUrl}/console/#/runs/${started.task_id}`);
+    await expect.poll(() => tab.getByTestId('run-status').textContent(), { timeout: 30_000 }).toContain('running');
+    await tab.getByRole('button', { name: 'Pause' }).click();
+    const sent = tab.getByRole('list', { name: 'Sent controls' });
+    await expect.poll(() => sent.textContent(), { timeout: 30_000 }).toContain('pause applied');
+    await tab.getByRole('button', { name: 'Hard cancel' }).click();
+    await tab.getByRole('dialog').getByRole('button', { name: 'Hard cancel' }).click();
+    await expect.poll(() => tab.getByTestId('run-status').textContent(), { timeout: 30_000 }).toContain('cancelled');
+    await screenshot(tab, 'run-steered');
+    expect(unexpectedErrors(errors)).toEqual([]);
+  });
+
+  it('shows a scopeless token the 403 of a tenant-wide list', async () => {
+    const me = await owner('console-noscope');
+    const { page: tab, errors } = await page();
+    await signIn(tab, sys.baseUrl, me.token, { path: '/runs?scope=tenant' });
+    const alert = tab.getByRole('alert').filter({ hasText: 'Cannot list runs' });
+    await expect.poll(() => alert.textContent(), { timeout: 30_000 }).toContain('403 identity_scope_required');
+    await screenshot(tab, 'forbidden');
+    expect(unexpectedErrors(errors, [403])).toEqual([]);
+  });
+
+  it('is usable in a narrow window', async () => {
+    const me = await owner('console-narrow');
+    const { page: tab, errors } = await page({ width: 390, height: 800 });
+    await signIn(tab, sys.baseUrl, me.token, { path: '/runs' });
+    await tab.getByRole('table').waitFor();
+    // Runs in the page: the DOM globals are the browser's (this program has no DOM lib).
+    const overflow = await tab.evaluate('document.documentElement.scrollWidth - window.innerWidth');
+    expect(overflow).toBeLessThanOrEqual(0);
+    await screenshot(tab, 'runs-narrow');
+    expect(unexpectedErrors(errors)).toEqual([]);
+  });
+});
