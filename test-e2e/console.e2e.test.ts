@@ -72,7 +72,10 @@ describe.skipIf(!ready.ok)('the browser console', () => {
     await expect.poll(() => status.textContent(), { timeout: 30_000 }).toContain('complete');
     const timeline = tab.getByRole('list', { name: 'Events of the run' });
     await expect.poll(() => timeline.textContent()).toContain('task.completed');
-    expect(await timeline.textContent()).toContain('tool.invoked');
+    // The tool call is one entry: the arguments the model streamed, then how it ended.
+    const call = timeline.locator('li[data-tool="wait"]');
+    await expect.poll(() => call.getByTestId('tool-state').textContent()).toMatch(/^completed in \d+ ms/);
+    expect(await call.getByLabel('Arguments of wait').textContent()).toBe('{"ms":300}');
     expect(await timeline.textContent()).toContain('llm.cost.recorded');
     await screenshot(tab, 'run');
 

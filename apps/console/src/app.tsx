@@ -25,7 +25,12 @@ class PageErrorBoundary extends Component<{ readonly children: ReactNode; readon
   }
 }
 
-function Header({ identity, pages, path, onSignOut }: {
+function Header({
+  identity,
+  pages,
+  path,
+  onSignOut,
+}: {
   readonly identity: Identity;
   readonly pages: readonly PageModule[];
   readonly path: string;
@@ -34,7 +39,14 @@ function Header({ identity, pages, path, onSignOut }: {
   const current = path.split('?')[0] ?? '/';
   return (
     <header className="top">
-      <a className="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>
+      <a
+        className="skip"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <span className="brand">ARS console</span>
@@ -44,7 +56,10 @@ function Header({ identity, pages, path, onSignOut }: {
             .filter((m) => hasAnyScope(identity, m.page.navScopes))
             .map((m) => (
               <li key={m.page.path}>
-                <a href={`#${m.page.path}`} aria-current={current === m.page.path || current.startsWith(`${m.page.path}/`) ? 'page' : undefined}>
+                <a
+                  href={`#${m.page.path}`}
+                  aria-current={current === m.page.path || current.startsWith(`${m.page.path}/`) ? 'page' : undefined}
+                >
                   {m.page.title}
                 </a>
               </li>
@@ -111,7 +126,14 @@ export function App() {
           <p role="alert">No page at {path}.</p>
         ) : (
           <PageErrorBoundary path={path}>
-            <Page key={path.split('?')[0]} client={client} identity={identity} navigate={navigate} params={route.params} token={signIn.token} />
+            <Page
+              key={path.split('?')[0]}
+              client={client}
+              identity={identity}
+              navigate={navigate}
+              params={route.params}
+              token={signIn.token}
+            />
           </PageErrorBoundary>
         )}
       </main>

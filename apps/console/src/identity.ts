@@ -27,7 +27,8 @@ function decodeSegment(segment: string): unknown {
  */
 export function identityFromToken(token: string, sessionOverride?: string): Identity {
   const parts = token.trim().split('.');
-  if (parts.length !== 3 || parts[1] === undefined) throw new TokenFormatError('not a JWT: expected three dot-separated parts');
+  if (parts.length !== 3 || parts[1] === undefined)
+    throw new TokenFormatError('not a JWT: expected three dot-separated parts');
   let claims: Record<string, unknown>;
   try {
     claims = decodeSegment(parts[1]) as Record<string, unknown>;

@@ -46,7 +46,8 @@ export function resolveRoute(
   const ranked = [...pages].sort((a, b) => specificity(b.page) - specificity(a.page));
   for (const module of ranked) {
     const params = matchPath(module.page.path, pathname);
-    if (params !== undefined) return { module, params: { ...Object.fromEntries(new URLSearchParams(query)), ...params } };
+    if (params !== undefined)
+      return { module, params: { ...Object.fromEntries(new URLSearchParams(query)), ...params } };
   }
   return undefined;
 }

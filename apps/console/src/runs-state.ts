@@ -36,7 +36,8 @@ export function applyFrame(view: RunsView, frame: EventFrame): RunsView {
   const counts = { ...view.counts };
   if (index === -1) {
     // A task outside the snapshot's page: its old status is unknown, so the counters wait for a refresh.
-    if (frame.type !== 'task.spawned') return view.unknown.includes(id) ? view : { ...view, unknown: [...view.unknown, id] };
+    if (frame.type !== 'task.spawned')
+      return view.unknown.includes(id) ? view : { ...view, unknown: [...view.unknown, id] };
     counts[next] += 1;
     const row: TaskRow = {
       task_id: id,

@@ -10,7 +10,12 @@ interface Control {
   readonly variant?: 'danger';
   /** The payload; with `ask`, built from the dialog's text. */
   readonly payload: (text: string) => Record<string, unknown>;
-  readonly ask?: { readonly title: string; readonly label: string; readonly type?: 'number'; readonly multiline?: boolean };
+  readonly ask?: {
+    readonly title: string;
+    readonly label: string;
+    readonly type?: 'number';
+    readonly multiline?: boolean;
+  };
   readonly confirm?: string;
   readonly adminOnly?: boolean;
 }
@@ -26,7 +31,12 @@ const CONTROLS: readonly Control[] = [
     payload: () => ({ hard: true }),
     confirm: 'Hard cancel this run? In-flight work is abandoned.',
   },
-  { method: 'redirect', label: 'Redirect', payload: (goal) => ({ goal }), ask: { title: 'Redirect the run', label: 'New goal', multiline: true } },
+  {
+    method: 'redirect',
+    label: 'Redirect',
+    payload: (goal) => ({ goal }),
+    ask: { title: 'Redirect the run', label: 'New goal', multiline: true },
+  },
   {
     method: 'inject_context',
     label: 'Inject context',
@@ -122,7 +132,14 @@ export function SteeringPanel({
         variant={open?.variant === 'danger' ? 'danger' : 'primary'}
         {...(open?.ask === undefined
           ? {}
-          : { input: { label: open.ask.label, required: true, ...(open.ask.type ? { type: open.ask.type } : {}), ...(open.ask.multiline ? { multiline: true } : {}) } })}
+          : {
+              input: {
+                label: open.ask.label,
+                required: true,
+                ...(open.ask.type ? { type: open.ask.type } : {}),
+                ...(open.ask.multiline ? { multiline: true } : {}),
+              },
+            })}
         onConfirm={(text) => (open === undefined ? undefined : send(open, text))}
         onClose={() => setOpen(undefined)}
       />

@@ -26,7 +26,13 @@ export function statusAfter(frame: Pick<EventFrame, 'type'>): TaskStatus | undef
 }
 
 /** The event types that move a task between statuses (the runs list follows these). */
-export const STATUS_EVENT_TYPES = ['task.spawned', 'task.started', 'task.completed', 'task.failed', 'task.cancelled'] as const;
+export const STATUS_EVENT_TYPES = [
+  'task.spawned',
+  'task.started',
+  'task.completed',
+  'task.failed',
+  'task.cancelled',
+] as const;
 
 /** The task id an event is about: its `run`, else the payload's TaskID. */
 export function taskIdOf(frame: EventFrame): string {

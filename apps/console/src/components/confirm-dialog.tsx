@@ -69,7 +69,13 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
           <div className="field">
             <label htmlFor={inputId}>{input.label}</label>
             {input.multiline === true ? (
-              <textarea id={inputId} value={value} required={input.required} rows={4} onChange={(e) => setValue(e.target.value)} />
+              <textarea
+                id={inputId}
+                value={value}
+                required={input.required}
+                rows={4}
+                onChange={(e) => setValue(e.target.value)}
+              />
             ) : (
               <input
                 id={inputId}

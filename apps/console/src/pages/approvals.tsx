@@ -22,7 +22,8 @@ const PAUSE_EVENT_TYPES = [
 /** The pause token an event resolves, if it resolves one. */
 function resolvedToken(frame: EventFrame): string | undefined {
   const token = frame.type === 'pause.resumed' ? frame.payload.Token : frame.payload.PauseToken;
-  if (frame.type !== 'pause.resumed' && frame.type !== 'tool.approved' && frame.type !== 'tool.rejected') return undefined;
+  if (frame.type !== 'pause.resumed' && frame.type !== 'tool.approved' && frame.type !== 'tool.rejected')
+    return undefined;
   return typeof token === 'string' ? token : undefined;
 }
 
@@ -84,7 +85,10 @@ export default function ApprovalsPage({ client, identity, navigate, params }: Pa
     <>
       <h1>Approvals</h1>
       <div className="toolbar">
-        <ScopeToggle tenantWide={tenantWide} onChange={(on) => navigate(on ? '/approvals?scope=tenant' : '/approvals')} />
+        <ScopeToggle
+          tenantWide={tenantWide}
+          onChange={(on) => navigate(on ? '/approvals?scope=tenant' : '/approvals')}
+        />
         <button type="button" className="button" onClick={() => void load()}>
           Refresh
         </button>

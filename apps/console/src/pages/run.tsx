@@ -6,7 +6,7 @@ import { SteeringPanel } from '../steering.tsx';
 import { isTerminalStatus, statusAfter } from '../task-status.ts';
 import type { TaskStatus } from '../task-status.ts';
 import { buildTimeline, costTotals, settleEffect } from '../timeline.ts';
-import type { SteeringEffect, TimelineEntry } from '../timeline.ts';
+import type { SteeringEffect, TimelineEntry, ToolOutcome } from '../timeline.ts';
 
 export const page: ConsolePage = { path: '/runs/:taskId', title: 'Run' };
 
@@ -14,7 +14,8 @@ function entryClass(frame: EventFrame): string {
   if (frame.type.startsWith('tool.')) return 'tool';
   if (frame.type.startsWith('control.') || frame.type.startsWith('pause.')) return 'control';
   if (frame.type === 'llm.cost.recorded') return 'cost';
-  if (statusAfter(frame) !== undefined && frame.type !== 'task.spawned' && frame.type !== 'task.started') return 'terminal';
+  if (statusAfter(frame) !== undefined && frame.type !== 'task.spawned' && frame.type !== 'task.started')
+    return 'terminal';
   return '';
 }
 
@@ -51,12 +52,46 @@ function summary(frame: EventFrame): string {
   }
 }
 
+/** The state line of a tool call: running, or how it ended and in how long. */
+function toolState(outcome: ToolOutcome): string {
+  const attempts = outcome.attempts !== undefined && outcome.attempts > 1 ? `, ${outcome.attempts} attempts` : '';
+  switch (outcome.state) {
+    case 'running':
+      return 'running…';
+    case 'completed':
+      return `completed in ${outcome.durationMs ?? 0} ms${attempts}`;
+    case 'failed':
+      return `attempt failed${attempts}: ${outcome.error ?? ''}`;
+    case 'exhausted':
+      return `failed${attempts}: ${outcome.error ?? ''}`;
+    case 'invalid_args':
+      return `arguments refused: ${outcome.error ?? ''}`;
+  }
+}
+
 function Entry({ entry }: { readonly entry: TimelineEntry }) {
   if (entry.kind === 'llm') {
     return (
-      <li className="llm">
-        <span className="kind">llm.completion</span>
+      <li className={entry.stream === 'reasoning' ? 'llm reasoning' : 'llm'}>
+        <span className="kind">{entry.stream === 'reasoning' ? 'reasoning' : 'llm.completion'}</span>
         <div className="llm-text">{entry.text}</div>
+      </li>
+    );
+  }
+  if (entry.kind === 'tool') {
+    const failed = entry.outcome.state !== 'completed' && entry.outcome.state !== 'running';
+    return (
+      <li className={failed ? 'tool failed' : 'tool'} data-type="tool.call" data-tool={entry.tool}>
+        <span className="kind">
+          tool {entry.tool} ({entry.transport})
+        </span>{' '}
+        <span data-testid="tool-state">{toolState(entry.outcome)}</span>
+        {entry.args !== '' && (
+          <pre className="json" aria-label={`Arguments of ${entry.tool}`}>
+            {entry.args}
+          </pre>
+        )}
+        <JsonView value={entry.frames.map((f) => ({ type: f.type, payload: f.payload }))} summary="events" />
       </li>
     );
   }

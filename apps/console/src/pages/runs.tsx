@@ -40,7 +40,14 @@ function StartRunForm({ client, navigate }: Pick<PageProps, 'client' | 'navigate
       <h2>Start a run</h2>
       <div className="field">
         <label htmlFor={queryId}>Query</label>
-        <textarea id={queryId} name="query" rows={2} required value={query} onChange={(e) => setQuery(e.target.value)} />
+        <textarea
+          id={queryId}
+          name="query"
+          rows={2}
+          required
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+        />
       </div>
       <div className="field">
         <label htmlFor={agentId}>Agent id (optional)</label>
@@ -109,7 +116,11 @@ export default function RunsPage({ client, identity, navigate, params }: PagePro
     },
     { header: 'Status', render: (row) => <StatusBadge status={row.status} /> },
     { header: 'Query', render: (row) => <span className="query">{row.query}</span> },
-    { header: 'Session', render: (row) => (tenantWide ? `${row.user} / ${row.session}` : row.session), secondary: true },
+    {
+      header: 'Session',
+      render: (row) => (tenantWide ? `${row.user} / ${row.session}` : row.session),
+      secondary: true,
+    },
     { header: 'Created', render: (row) => new Date(row.created_at).toLocaleString(), secondary: true },
   ];
 
