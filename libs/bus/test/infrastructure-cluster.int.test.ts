@@ -143,6 +143,13 @@ describe('ensureInfrastructure on a 3-node cluster', () => {
 
   it('warns of each replica count it changes', async () => {
     await ensureInfrastructure(bus, { replicas: 1 });
+    // Scaled up only once each new stream has its one peer in place: an update before that times out.
+    for (const stream of [...STREAMS, ...BUCKETS]) {
+      await eventually(
+        () => bus.jsm.streams.info(stream),
+        (info) => peersOf(info) === 1,
+      );
+    }
     const memory = createMemoryLogger();
     await ensureInfrastructure(bus, { replicas: 3, logger: memory.logger });
     const warnings = memory
