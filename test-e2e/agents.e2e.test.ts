@@ -84,6 +84,38 @@ describe('agents end to end', () => {
     }
   });
 
+  it('fans agents.list in across tenants for console:fleet, audited, and refuses it (403) without the claim', async () => {
+    const other = await caller(uniqueIdentity('fleet-other'), ['admin']);
+    await other.client.agent_config.set_revision({ agent_id: 'e2e-other', config: { llm_params: { model: 'm' } } });
+    const watcher = await caller(uniqueIdentity('fleet-watch'), ['console:fleet']);
+    const tenants = [admin.identity.tenant, other.identity.tenant];
+
+    const named = await watcher.client.agents.list({ filter: { tenant_ids: tenants, text: 'e2e-' } });
+    // By tenant, then agent id: the two tenants differ before either ends, so sorting the keys sorts the tenants.
+    const byTenant = [`${admin.identity.tenant}/${AGENT}`, `${other.identity.tenant}/e2e-other`].sort();
+    expect(named.items.map((a) => `${a.tenant}/${a.agent_id}`)).toEqual(byTenant);
+    // The run counts of another tenant's agents come with the list.
+    for (const agent of named.items) expect(agent).toMatchObject({ runs_in_flight: 0, runs_queued: 0 });
+
+    const every = await watcher.client.agents.list({ filter: { all_tenants: true, text: 'e2e-' }, limit: 500 });
+    expect(every.items.map((a) => `${a.tenant}/${a.agent_id}`)).toEqual(
+      expect.arrayContaining([`${admin.identity.tenant}/${AGENT}`, `${other.identity.tenant}/e2e-other`]),
+    );
+    const audits = await storedEvents(watcher.client, { types: ['audit.admin_scope_used'] });
+    // (events.list by console:fleet is itself a crossing, audited under its own method.)
+    expect(audits.filter((e) => e.payload.Method === 'agents.list').map((e) => e.payload.Reason)).toEqual([
+      'filter.tenant_ids crossed under console:fleet',
+      'filter.all_tenants crossed under console:fleet',
+    ]);
+
+    for (const filter of [{ tenant_ids: [other.identity.tenant] }, { tenant_ids: tenants }, { all_tenants: true }]) {
+      const refused = await refusal(member.client.agents.list({ filter }));
+      expect(refused).toMatchObject({ status: 403, code: 'scope_mismatch' });
+    }
+    const own = await member.client.agents.list({ filter: { tenant_ids: [admin.identity.tenant] } });
+    expect(own.items.map((a) => a.agent_id)).toContain(AGENT);
+  });
+
   it('drains the agent under load: no new run starts, its runs in flight complete, a restart resumes it', async () => {
     const inFlight = await Promise.all(
       [1, 2, 3].map(() =>

@@ -247,14 +247,18 @@ describe.skipIf(!ready.ok)('the console pages', () => {
     });
     const { page: tab, errors } = await page();
     await signIn(tab, sys.baseUrl, watcher.token, { path: '/fleet' });
+    // agents.list with filter.all_tenants, narrowed by agent id so the page holds this test's agents.
+    await tab.getByLabel('Agent id contains').fill('fleet-');
     const everyTenant = tab.getByRole('table', { name: 'Agents of every tenant' });
     const agentRow = (tenant: string, agent: string) =>
       everyTenant
         .getByRole('row')
         .filter({ has: tab.getByRole('cell', { name: tenant, exact: true }) })
         .filter({ has: tab.getByRole('cell', { name: agent, exact: true }) });
-    await agentRow(adminA.identity.tenant, 'fleet-a').waitFor({ timeout: 30_000 });
-    await agentRow(adminB.identity.tenant, 'fleet-b').waitFor({ timeout: 30_000 });
+    await agentRow(adminA.identity.tenant, 'fleet-a').waitFor();
+    await agentRow(adminB.identity.tenant, 'fleet-b').waitFor();
+    // Run counts of another tenant's agent come with the list for console:fleet.
+    expect(await agentRow(adminB.identity.tenant, 'fleet-b').textContent()).toContain('0 running, 0 queued');
     await tab
       .getByRole('table', { name: `Agents of tenant ${adminA.identity.tenant}` })
       .getByRole('cell', { name: 'fleet-a', exact: true })

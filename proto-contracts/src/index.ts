@@ -294,6 +294,7 @@ export {
   AgentGetResponse,
   AgentGovernanceRequest,
   AgentGovernanceResponse,
+  AgentListFilter,
   AgentListRequest,
   AgentListResponse,
   AgentMemoryRequest,

@@ -192,6 +192,7 @@ describe('auth classes, per the spec tables', () => {
     ['flows.run', ['M', 'A']],
     ['flows.runs.describe', ['R']],
     ['agents.force_stop', ['M', 'A']],
+    ['agents.list', ['R', 'X']],
     ['agents.tools', ['R']],
     ['mcp.servers.probe', ['M']],
     ['mcp.servers.refresh_binding', ['M', 'A']],

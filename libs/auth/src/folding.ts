@@ -120,3 +120,53 @@ export function foldTenantFanIn(
   }
   throw new ServiceError('identity_scope_required', 'filter.tenant_ids fans in across users and needs admin');
 }
+
+/** Inputs of {@link foldTenantList}: the caller and the tenant members of a tenant-level X list read's `filter`. */
+export interface TenantListInput {
+  readonly verified: VerifiedIdentity;
+  /** The tenants named; omitted (or empty) means the caller's. */
+  readonly tenant_ids?: readonly string[] | undefined;
+  /** True: every tenant (the fleet view, for a caller who cannot know the tenants in advance). */
+  readonly all_tenants?: boolean | undefined;
+}
+
+/** The tenants a tenant-level X list read covers. */
+export type TenantList =
+  | {
+      readonly kind: 'tenants';
+      /** Distinct, in the order first named; the caller's own when none was named. */
+      readonly tenants: readonly string[];
+      /** True when the list reaches beyond the caller's own tenant (under a claim). */
+      readonly crossed: boolean;
+    }
+  | { readonly kind: 'all'; readonly crossed: true };
+
+/**
+ * Folding for the tenant-level X list reads (`agents.list`): the resource
+ * belongs to a tenant, not to a user, so the caller's own tenant is its own
+ * data. `filter.tenant_ids` omitted (or empty, or naming only the caller's
+ * tenant) reads the caller's tenant with no claim; naming another tenant,
+ * or more than one, needs admin or console:fleet, else 403 `scope_mismatch`.
+ * `filter.all_tenants: true` reads every tenant and needs the same claim;
+ * with `tenant_ids` as well it is 400 `invalid_request` (checked after the
+ * claim, so a caller without it learns nothing more). Duplicate ids collapse.
+ */
+export function foldTenantList(input: TenantListInput): TenantList {
+  const { verified } = input;
+  const fleet = canFanIn(verified.scopes, 'admin_or_fleet');
+  if (input.all_tenants === true) {
+    if (!fleet) throw new ServiceError('scope_mismatch', 'filter.all_tenants needs admin or console:fleet');
+    if (distinct(input.tenant_ids) !== undefined) {
+      throw new ServiceError('invalid_request', 'filter: all_tenants and tenant_ids exclude each other');
+    }
+    return Object.freeze({ kind: 'all', crossed: true });
+  }
+  const tenants = foldPrincipal(input.tenant_ids, verified.tenant);
+  if (tenants.crosses && !fleet) {
+    throw new ServiceError(
+      'scope_mismatch',
+      "filter.tenant_ids beyond the caller's tenant needs admin or console:fleet",
+    );
+  }
+  return Object.freeze({ kind: 'tenants', tenants: tenants.ids, crossed: tenants.crosses });
+}

@@ -45,7 +45,14 @@ export type {
 export { hasScope, isAdmin, canFanIn } from './scopes.ts';
 export { deriveSteeringTier, assertSteeringAllowed, steeringTierRank } from './steering.ts';
 export type { RunOwner, SteeringCaller } from './steering.ts';
-export { foldIsolationFilter, foldSearchFilter, foldTenantFanIn } from './folding.ts';
-export type { IsolationFilter, IsolationFilterInput, SearchFilter, SearchFilterInput } from './folding.ts';
+export { foldIsolationFilter, foldSearchFilter, foldTenantFanIn, foldTenantList } from './folding.ts';
+export type {
+  IsolationFilter,
+  IsolationFilterInput,
+  SearchFilter,
+  SearchFilterInput,
+  TenantList,
+  TenantListInput,
+} from './folding.ts';
 export { parseBootstrapBody, isLoopbackRequest, isLoopbackAddress, isLocalHostHeader } from './bootstrap.ts';
 export type { BootstrapIdentity, LoopbackRequestInput } from './bootstrap.ts';

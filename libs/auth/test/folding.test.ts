@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { foldIsolationFilter, foldSearchFilter, foldTenantFanIn } from '../src/index.ts';
+import { foldIsolationFilter, foldSearchFilter, foldTenantFanIn, foldTenantList } from '../src/index.ts';
 import { ADMIN, FLEET, PLAIN } from './helpers/tokens.ts';
 
 function codeOf(fn: () => unknown): string | undefined {
@@ -162,5 +162,53 @@ describe('foldTenantFanIn (tasks.list, pause.list)', () => {
 
   it("refuses the caller's own tenant without admin with 403 identity_scope_required", () => {
     expect(codeOf(() => foldTenantFanIn(PLAIN, ['acme']))).toBe('identity_scope_required');
+  });
+});
+
+describe('foldTenantList (agents.list)', () => {
+  it("reads the caller's own tenant when tenant_ids is omitted, empty or names only it, without a claim", () => {
+    for (const tenant_ids of [undefined, [], ['acme', 'acme']]) {
+      expect(foldTenantList({ verified: PLAIN, tenant_ids })).toEqual({
+        kind: 'tenants',
+        tenants: ['acme'],
+        crossed: false,
+      });
+    }
+  });
+
+  it.each([
+    ['another tenant', ['globex']],
+    ['more than one tenant', ['acme', 'globex']],
+  ])('refuses %s without admin or console:fleet with 403 scope_mismatch', (_label, tenant_ids) => {
+    expect(codeOf(() => foldTenantList({ verified: PLAIN, tenant_ids }))).toBe('scope_mismatch');
+  });
+
+  it.each([
+    ['console:fleet', FLEET],
+    ['admin', ADMIN],
+  ])('grants %s the distinct tenants named', (_claim, verified) => {
+    expect(foldTenantList({ verified, tenant_ids: ['globex', 'acme', 'globex'] })).toEqual({
+      kind: 'tenants',
+      tenants: ['globex', 'acme'],
+      crossed: true,
+    });
+  });
+
+  it('refuses all_tenants without a claim with 403 scope_mismatch, and grants it to console:fleet', () => {
+    expect(codeOf(() => foldTenantList({ verified: PLAIN, all_tenants: true }))).toBe('scope_mismatch');
+    expect(foldTenantList({ verified: FLEET, all_tenants: true })).toEqual({ kind: 'all', crossed: true });
+  });
+
+  it('refuses all_tenants with tenant_ids as 400 invalid_request, after the claim', () => {
+    expect(codeOf(() => foldTenantList({ verified: FLEET, all_tenants: true, tenant_ids: ['acme'] }))).toBe(
+      'invalid_request',
+    );
+    expect(codeOf(() => foldTenantList({ verified: PLAIN, all_tenants: true, tenant_ids: ['acme'] }))).toBe(
+      'scope_mismatch',
+    );
+  });
+
+  it('treats all_tenants false as omitted', () => {
+    expect(foldTenantList({ verified: PLAIN, all_tenants: false })).toMatchObject({ kind: 'tenants', crossed: false });
   });
 });

@@ -8,10 +8,12 @@ import { Count } from './shapes.ts';
  * The internal endpoints behind the agents.* reads and the fleet's health
  * pass: agent-registry asks the run-executor (its tasks), memory and
  * governance. Each `caller`-gated one serves the caller's own tenant; a body
- * tenant other than the caller's needs `admin` (403 `scope_mismatch`).
+ * tenant other than the caller's needs `admin` (403 `scope_mismatch`), or,
+ * for `_tasks.agent_runs` only, `admin` or `console:fleet` (the run counts of
+ * agents.list's cross-tenant fan-in, a read-only figure).
  */
 
-/** `_tasks.agent_runs`: the runs not ended of some agents of a tenant. */
+/** `_tasks.agent_runs`: the runs not ended of some agents of a tenant (another tenant: admin or console:fleet). */
 export const TasksAgentRunsRequest = z.strictObject({
   tenant: z.string().min(1),
   agent_ids: z.array(AgentId).min(1).max(100),

@@ -3,7 +3,17 @@ import { defineMethod } from '../method-def.ts';
 import type { MethodDef } from '../method-def.ts';
 import { Agent, AgentCommand, AgentPermission, AgentState } from '../schemas/agent.ts';
 import { AgentId, SkillView } from '../schemas/agent-config.ts';
-import { JsonObject, Timestamp, pageOf, pageRequest, record, requestOf, timeWindow } from '../schemas/common.ts';
+import {
+  Id,
+  JsonObject,
+  Timestamp,
+  filterList,
+  pageOf,
+  pageRequest,
+  record,
+  requestOf,
+  timeWindow,
+} from '../schemas/common.ts';
 import { LlmOverridesView } from '../schemas/governance.ts';
 import { Tool } from '../schemas/tool.ts';
 import { onFamily } from './routing.ts';
@@ -61,15 +71,31 @@ export const AgentGovernanceResponse = record({
 });
 export type AgentGovernanceResponse = z.infer<typeof AgentGovernanceResponse>;
 
-/** agents.list. */
+/**
+ * Filters of agents.list. `tenant_ids` and `all_tenants` are the cross-tenant
+ * fan-in (X): omitted, the read is the caller's tenant; naming another tenant
+ * or more than one, or `all_tenants: true`, needs admin or console:fleet
+ * (else 403 `scope_mismatch`). The two exclude each other (400).
+ */
+export const AgentListFilter = z.strictObject({
+  tenant_ids: filterList(Id)
+    .optional()
+    .describe('added member: the tenants to list; another tenant or more than one needs admin or console:fleet'),
+  all_tenants: z
+    .boolean()
+    .optional()
+    .describe(
+      'added member: true lists the agents of every tenant (needs admin or console:fleet); not with tenant_ids',
+    ),
+  state: z.string().min(1).optional(),
+  health: z.string().min(1).optional(),
+  text: z.string().min(1).max(1024).optional().describe('matched case-insensitively within the agent id'),
+});
+export type AgentListFilter = z.infer<typeof AgentListFilter>;
+
+/** agents.list: by (tenant, agent id), paged; the cursor carries both. */
 export const AgentListRequest = requestOf({
-  filter: z
-    .strictObject({
-      state: z.string().min(1).optional(),
-      health: z.string().min(1).optional(),
-      text: z.string().min(1).max(1024).optional(),
-    })
-    .optional(),
+  filter: AgentListFilter.optional(),
   ...pageRequest,
 });
 export type AgentListRequest = z.infer<typeof AgentListRequest>;
@@ -143,7 +169,13 @@ const READS: ReadonlyArray<readonly [string, string, z.ZodType, z.ZodType, strin
     AgentGovernanceResponse,
     "Read the governance applying to an agent's runs.",
   ],
-  ['agents.list', 'List', AgentListRequest, AgentListResponse, 'List the agent fleet.'],
+  [
+    'agents.list',
+    'List',
+    AgentListRequest,
+    AgentListResponse,
+    "List the agent fleet: the caller's tenant, or (admin or console:fleet) other tenants or every tenant.",
+  ],
   [
     'agents.memory',
     'Memory',
@@ -185,7 +217,8 @@ export const AGENT_METHODS: readonly MethodDef[] = [
       family: 'agents',
       ...onFamily(name),
       service: 'agent-registry',
-      auth: ['R'],
+      // agents.list fans in across tenants with filter.tenant_ids / filter.all_tenants (decisions).
+      auth: name === 'agents.list' ? ['R', 'X'] : ['R'],
       requestName: `Agent${stem}Request`,
       responseName: `Agent${stem}Response`,
       request,

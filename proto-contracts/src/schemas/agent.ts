@@ -26,6 +26,9 @@ export type AgentHealth = (typeof AGENT_HEALTHS)[number];
 
 /** A registered agent of the fleet. */
 export const Agent = record({
+  tenant: z
+    .string()
+    .describe('added member: the tenant the agent is registered in (agents.list can fan in across tenants)'),
   agent_id: z.string(),
   registration_key: z.string(),
   incarnation: z.int().nonnegative(),

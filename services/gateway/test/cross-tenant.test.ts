@@ -199,6 +199,66 @@ describe('cross-tenant surfaces: XA list fan-in', () => {
   }
 });
 
+describe('cross-tenant surfaces: agents.list fan-in (X)', () => {
+  for (const [label, scopes] of [
+    ['admin', ADMIN],
+    ['console:fleet', FLEET],
+  ] as const) {
+    it(`lets ${label} list another tenant's agents and audits it`, async () => {
+      const response = await call('agents.list', {}, scopes, { filter: { tenant_ids: ['t2', 't3'] } });
+      expect(response.statusCode).toBe(200);
+      expect(h.rpc.last?.body).toMatchObject({ filter: { tenant_ids: ['t2', 't3'] } });
+      expect(audits().map((event) => event.payload)).toEqual([
+        {
+          Actor: { tenant: 't1', user: 'u1', session: 's1' },
+          Requester: { tenant: 't1', user: 'u1', session: 's1' },
+          Impersonating: { tenant: 't2,t3', user: '*', session: '*' },
+          Reason: `filter.tenant_ids crossed under ${label}`,
+          Method: 'agents.list',
+        },
+      ]);
+    });
+
+    it(`lets ${label} list every tenant's agents and audits it as tenant *`, async () => {
+      const response = await call('agents.list', {}, scopes, { filter: { all_tenants: true } });
+      expect(response.statusCode).toBe(200);
+      expect(audits().map((event) => event.payload)).toMatchObject([
+        {
+          Impersonating: { tenant: '*', user: '*', session: '*' },
+          Reason: `filter.all_tenants crossed under ${label}`,
+        },
+      ]);
+    });
+  }
+
+  for (const [label, filter] of [
+    ['another tenant', { tenant_ids: ['t2'] }],
+    ['more than one tenant', { tenant_ids: ['t1', 't2'] }],
+    ['every tenant', { all_tenants: true }],
+  ] as const) {
+    it(`refuses agents.list naming ${label} without a claim as 403 scope_mismatch, unaudited`, async () => {
+      const response = await call('agents.list', {}, NONE, { filter });
+      expect(response.statusCode).toBe(403);
+      expect(response.json()).toMatchObject({ code: 'scope_mismatch' });
+      expect(h.rpc.calls).toHaveLength(0);
+      expect(audits()).toHaveLength(0);
+    });
+  }
+
+  it("lets agents.list name only the caller's own tenant without a claim, unaudited", async () => {
+    const response = await call('agents.list', {}, NONE, { filter: { tenant_ids: ['t1'] } });
+    expect(response.statusCode).toBe(200);
+    expect(audits()).toHaveLength(0);
+  });
+
+  it('refuses all_tenants with tenant_ids as 400 invalid_request for a claim holder', async () => {
+    const response = await call('agents.list', {}, FLEET, { filter: { all_tenants: true, tenant_ids: ['t2'] } });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ code: 'invalid_request' });
+    expect(h.rpc.calls).toHaveLength(0);
+  });
+});
+
 describe('cross-tenant surfaces: search filters', () => {
   const SEARCHES = ['search.artifacts', 'search.sessions', 'search.tasks'];
   const FILTERS: ReadonlyArray<readonly [string, Record<string, string[]>]> = [

@@ -1,11 +1,9 @@
-import { useCallback, useId, useState } from 'react';
-import type { AgentControlResponse, AgentListResponse, EventFrame, SubscribeOptions } from '@ars/client';
-import { ConfirmDialog, DataTable, ErrorNotice, StatusBadge, useEventStream } from '../components/index.ts';
+import { useId, useState } from 'react';
+import type { AgentControlResponse, AgentListResponse } from '@ars/client';
+import { ConfirmDialog, DataTable, ErrorNotice, StatusBadge } from '../components/index.ts';
 import type { Column } from '../components/index.ts';
 import { Pager, useCursorPages } from '../components/cursor-pages.tsx';
 import '../components/pages.css';
-import { FLEET_EVENT_TYPES, applyFleetFrame, fleetRows, tenantCount } from '../fleet-state.ts';
-import type { FleetRow } from '../fleet-state.ts';
 import type { ConsolePage, PageProps } from '../page-props.ts';
 
 export const page: ConsolePage = {
@@ -50,6 +48,22 @@ const VERBS: readonly {
   },
 ];
 
+/** Runs in flight and queued; a dash when the run-executor did not answer in time. */
+function runsOf(a: Agent): string {
+  return a.runs_in_flight === undefined ? '—' : `${a.runs_in_flight} running, ${a.runs_queued ?? 0} queued`;
+}
+
+/** The columns of the table across tenants: no controls, no link (the configuration page is the caller's tenant's). */
+const FLEET_COLUMNS: Column<Agent>[] = [
+  { header: 'Tenant', render: (a) => a.tenant },
+  { header: 'Agent', render: (a) => a.agent_id },
+  { header: 'State', render: (a) => <StatusBadge status={a.state} /> },
+  { header: 'Health', render: (a) => a.health },
+  { header: 'Runs', render: runsOf },
+  { header: 'Incarnation', render: (a) => a.incarnation, secondary: true },
+  { header: 'Registered', render: (a) => new Date(a.registered_at).toLocaleString(), secondary: true },
+];
+
 /** The caller's tenant's agents (agents.list, paged) and, for admin, the five control verbs behind confirmations. */
 function TenantAgents({ client, identity }: Pick<PageProps, 'client' | 'identity'>) {
   const stateId = useId();
@@ -87,11 +101,7 @@ function TenantAgents({ client, identity }: Pick<PageProps, 'client' | 'identity
     },
     { header: 'State', render: (a) => <StatusBadge status={a.state} /> },
     { header: 'Health', render: (a) => a.health },
-    {
-      header: 'Runs',
-      render: (a) =>
-        a.runs_in_flight === undefined ? '—' : `${a.runs_in_flight} running, ${a.runs_queued ?? 0} queued`,
-    },
+    { header: 'Runs', render: runsOf },
     { header: 'Incarnation', render: (a) => a.incarnation, secondary: true },
     {
       header: 'Revision',
@@ -189,44 +199,49 @@ function TenantAgents({ client, identity }: Pick<PageProps, 'client' | 'identity
   );
 }
 
-const FLEET_COLUMNS: Column<FleetRow>[] = [
-  { header: 'Tenant', render: (r) => r.tenant },
-  { header: 'Agent', render: (r) => r.agentId },
-  { header: 'State', render: (r) => <StatusBadge status={r.state} /> },
-  { header: 'Health', render: (r) => r.health },
-  { header: 'Incarnation', render: (r) => r.incarnation ?? '—', secondary: true },
-  { header: 'Last event', render: (r) => r.lastEvent, secondary: true },
-  { header: 'When', render: (r) => new Date(r.lastAt).toLocaleString(), secondary: true },
-];
-
 /**
- * The fleet of every tenant, read-only: agents.list reads one tenant, so this
- * folds the agent.* events the stream fans in across tenants (admin or
- * console:fleet), replayed from the start of the retained stream, then live.
+ * The fleet of every tenant, read-only (admin or console:fleet): agents.list
+ * with `filter.all_tenants`, in (tenant, agent id) order, paged, each agent
+ * with its runs in flight and queued. Fleet control acts on the caller's own
+ * tenant only (the table above), so no row here has controls.
  */
 function AcrossTenants({ client }: Pick<PageProps, 'client'>) {
-  const [fleet, setFleet] = useState<ReadonlyMap<string, FleetRow>>(new Map());
-  const onFrame = useCallback((frame: EventFrame) => setFleet((current) => applyFleetFrame(current, frame)), []);
-  const options: SubscribeOptions = { lastEventId: 0, types: FLEET_EVENT_TYPES, admin: true };
-  const stream = useEventStream(client, options, 'fleet', onFrame);
-  const rows = fleetRows(fleet);
+  const textId = useId();
+  const [text, setText] = useState('');
+  const needle = text.trim();
+  const pages = useCursorPages<Agent, AgentListResponse>(
+    (cursor) =>
+      client.agents.list({
+        limit: PAGE_SIZE,
+        ...(cursor === undefined ? {} : { cursor }),
+        filter: { all_tenants: true, ...(needle === '' ? {} : { text: needle }) },
+      }),
+    [client, needle],
+  );
   return (
     <section aria-labelledby="all-tenants">
       <h2 id="all-tenants">Fleet across tenants</h2>
-      <p className="hint">
-        From the agent events of every tenant (read-only). {rows.length} agents in {tenantCount(rows)} tenants.{' '}
-        <span className="live" role="status">
-          {stream.status === 'live' ? 'Live' : stream.status === 'failed' ? 'Stream stopped' : 'Connecting…'}
+      <div className="toolbar">
+        <span className="field">
+          <label htmlFor={textId}>Agent id contains</label>
+          <input id={textId} type="search" value={text} onChange={(e) => setText(e.target.value)} />
         </span>
-      </p>
-      <ErrorNotice error={stream.error} title="Event stream" />
-      <DataTable
-        caption="Agents of every tenant"
-        columns={FLEET_COLUMNS}
-        rows={rows}
-        rowKey={(r) => `${r.tenant}/${r.agentId}`}
-        empty="No agent events yet."
-      />
+        <button type="button" className="button" onClick={() => void pages.reload()}>
+          Refresh
+        </button>
+      </div>
+      <p className="hint">Every tenant&apos;s registered agents, read-only: fleet control acts on your own tenant.</p>
+      <ErrorNotice error={pages.error} title="Cannot list the agents of every tenant" />
+      {pages.data !== undefined && (
+        <DataTable
+          caption="Agents of every tenant"
+          columns={FLEET_COLUMNS}
+          rows={pages.data.items}
+          rowKey={(a) => JSON.stringify([a.tenant, a.agent_id])}
+          empty="No registered agents."
+        />
+      )}
+      <Pager pages={pages} label="agents of every tenant" />
     </section>
   );
 }

@@ -1653,6 +1653,7 @@ export type AgentGetResponse = {
   [key: string]: unknown;
   agent: {
     [key: string]: unknown;
+    tenant: string;
     agent_id: string;
     registration_key: string;
     incarnation: number;
@@ -1707,6 +1708,8 @@ export type AgentListRequest = {
   limit?: number;
   cursor?: string;
   filter?: {
+    tenant_ids?: Array<string>;
+    all_tenants?: boolean;
     state?: string;
     health?: string;
     text?: string;
@@ -1717,6 +1720,7 @@ export type AgentListResponse = {
   [key: string]: unknown;
   items: Array<{
     [key: string]: unknown;
+    tenant: string;
     agent_id: string;
     registration_key: string;
     incarnation: number;
@@ -5176,7 +5180,7 @@ export interface MethodTypes {
   'agents.get': { request: AgentGetRequest; response: AgentGetResponse };
   /** Read the governance applying to an agent's runs. */
   'agents.governance': { request: AgentGovernanceRequest; response: AgentGovernanceResponse };
-  /** List the agent fleet. */
+  /** List the agent fleet: the caller's tenant, or (admin or console:fleet) other tenants or every tenant. */
   'agents.list': { request: AgentListRequest; response: AgentListResponse };
   /** Read the size and health of an agent's memory. */
   'agents.memory': { request: AgentMemoryRequest; response: AgentMemoryResponse };

@@ -27,7 +27,11 @@ import type { Logger } from '@ars/telemetry';
  * does not answer, then fails 503 `unavailable`: no figure is ever made up.
  */
 export interface FleetDependencies {
-  /** Queued and in-flight runs of the agents, in the order asked; `budgetMs` shortens the call's budget. */
+  /**
+   * Queued and in-flight runs of the agents of `tenant`, in the order asked;
+   * `budgetMs` shortens the call's budget. Another tenant than the caller's
+   * needs admin or console:fleet (the run-executor checks the caller's claims).
+   */
   runCounts(
     caller: VerifiedIdentity,
     tenant: string,
@@ -44,6 +48,9 @@ export interface FleetDependencies {
   governance(caller: VerifiedIdentity, tenant: string): Promise<GovernanceTenantBudgetReply>;
 }
 
+/** Most agent ids one `_tasks.agent_runs` call takes (its request's bound); a longer list is asked in parts. */
+const MAX_COUNTED_AGENTS = 100;
+
 export function createFleetDependencies(rpc: RpcClient, logger: Logger, timeoutMs: number): FleetDependencies {
   const call = <E extends InternalEndpointDef>(
     target: E,
@@ -58,9 +65,14 @@ export function createFleetDependencies(rpc: RpcClient, logger: Logger, timeoutM
     });
   return {
     async runCounts(caller, tenant, agentIds, budgetMs) {
-      if (agentIds.length === 0) return [];
-      const { items } = await call(TASKS_AGENT_RUNS, caller, { tenant, agent_ids: [...agentIds] }, budgetMs);
-      return items;
+      const chunks: string[][] = [];
+      for (let at = 0; at < agentIds.length; at += MAX_COUNTED_AGENTS) {
+        chunks.push(agentIds.slice(at, at + MAX_COUNTED_AGENTS));
+      }
+      const replies = await Promise.all(
+        chunks.map((agent_ids) => call(TASKS_AGENT_RUNS, caller, { tenant, agent_ids }, budgetMs)),
+      );
+      return replies.flatMap((reply) => reply.items);
     },
     metrics: (caller, request) =>
       call(TASKS_AGENT_METRICS, caller, {

@@ -1,4 +1,4 @@
-import { encodeToken, FLEET_BUCKET, openKv } from '@ars/bus';
+import { decodeToken, encodeToken, FLEET_BUCKET, openKv } from '@ars/bus';
 import type { Bus, KV } from '@ars/bus';
 import { FLEET_AGENT_KEY_PREFIX, FleetEntry, ServiceError } from '@ars/contracts';
 
@@ -24,6 +24,8 @@ export interface FleetRegistry {
   list(tenant: string): Promise<FleetEntry[]>;
   /** Every registration of every tenant (the health pass). */
   all(): Promise<FleetEntry[]>;
+  /** Every tenant with a registration (deregistered ones included), sorted; from the keys alone. */
+  tenants(): Promise<string[]>;
 }
 
 /** The KV key of an agent of a tenant (identity tokens, as in event subjects). */
@@ -63,7 +65,27 @@ async function collect(kv: KV, filter: string): Promise<FleetEntry[]> {
     const parsed = parse(entry.string());
     if (parsed !== undefined) out.push(parsed);
   }
-  return out.sort((a, b) => (a.agent_id < b.agent_id ? -1 : a.agent_id > b.agent_id ? 1 : 0));
+  return out.sort((a, b) => byCodeUnits(a.agent_id, b.agent_id));
+}
+
+/** The distinct tenants of the registration keys `agent.<tenant token>.<agent token>`, sorted. */
+async function tenantsOf(kv: KV): Promise<string[]> {
+  const tenants = new Set<string>();
+  for await (const key of await kv.keys(`${FLEET_AGENT_KEY_PREFIX}.*.*`)) {
+    const token = key.split('.')[1];
+    if (token === undefined) continue;
+    try {
+      tenants.add(decodeToken(token));
+    } catch {
+      // Not a key this registry writes: skipped like an unparsable value.
+    }
+  }
+  return [...tenants].sort(byCodeUnits);
+}
+
+/** Plain code-unit order (not locale order): the order of the cursor of agents.list. */
+export function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Opens the bucket (created by `ensureInfrastructure` at boot). */
@@ -106,5 +128,6 @@ export async function openFleetRegistry(bus: Bus): Promise<FleetRegistry> {
       }),
     list: (tenant) => guard(() => collect(kv, `${FLEET_AGENT_KEY_PREFIX}.${encodeToken(tenant)}.*`)),
     all: () => guard(() => collect(kv, `${FLEET_AGENT_KEY_PREFIX}.>`)),
+    tenants: () => guard(() => tenantsOf(kv)),
   };
 }

@@ -4,6 +4,7 @@ import type { FleetEntry, VerifiedIdentity } from '@ars/contracts';
 import type { Logger } from '@ars/telemetry';
 import { liveAgent } from '../handlers/agent-state.ts';
 import type { AgentLookup, LiveAgent } from '../handlers/agent-state.ts';
+import { byCodeUnits } from './fleet.kv.ts';
 import type { FleetRegistry, StoredEntry } from './fleet.kv.ts';
 
 /** Where every registered agent's runs execute: the shared run-executors. */
@@ -41,8 +42,10 @@ export function identityOf(caller: VerifiedIdentity): EventIdentity {
 export interface FleetRegistrar {
   /** The agent's registration, registering a live agent that has none; null when it is not in the fleet. */
   ensure(tenant: string, agentId: string, by: EventIdentity): Promise<StoredEntry | null>;
-  /** Every registration of the tenant not deregistered, registering its live agents that have none. */
+  /** Every registration of the tenant not deregistered, registering its live agents that have none; by agent id. */
   listTenant(tenant: string, by: EventIdentity): Promise<FleetEntry[]>;
+  /** Every tenant with a registration in the fleet, sorted (the cross-tenant agents.list). */
+  tenants(): Promise<string[]>;
   /** A new head revision of an agent (admin tier): register it, or take its version hash. */
   revised(tenant: string, agentId: string, by: EventIdentity): Promise<void>;
 }
@@ -148,9 +151,8 @@ export function createRegistrar(deps: RegistrarDeps): FleetRegistrar {
       const missing = [...new Set([...ids, deps.lookup.defaultAgentId])].filter((id) => !known.has(id));
       const added = await Promise.all(missing.map((id) => ensure(tenant, id, by)));
       const all = [...entries, ...added.flatMap((s) => (s === null ? [] : [s.entry]))];
-      return all
-        .filter((e) => e.state !== 'deregistered')
-        .sort((a, b) => (a.agent_id < b.agent_id ? -1 : a.agent_id > b.agent_id ? 1 : 0));
+      return all.filter((e) => e.state !== 'deregistered').sort((a, b) => byCodeUnits(a.agent_id, b.agent_id));
     },
+    tenants: () => registry.tenants(),
   };
 }

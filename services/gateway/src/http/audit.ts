@@ -1,5 +1,6 @@
 import type { IdentityTriple, MethodDef, VerifiedIdentity } from '@ars/contracts';
 import type { EventSink } from '../ports.ts';
+import type { ListFanIn } from './list-fan-in.ts';
 import type { SearchCrossing } from './search-filter.ts';
 
 /** The audit event every granted crossing publishes. */
@@ -107,9 +108,11 @@ export async function publishSearchCrossing(
 }
 
 /**
- * One event for a tenant fan-in of an XA list read (`filter.tenant_ids` of
- * `tasks.list`, `pause.list`): every user and session of the tenants named,
- * so Impersonating is the tenants comma-joined with user and session `*`.
+ * One event for a tenant fan-in of a list read (`filter.tenant_ids` of
+ * `tasks.list`, `pause.list`, `flows.list`, `flows.runs.list`, `agents.list`;
+ * `filter.all_tenants` of `agents.list`): every user and session of the
+ * tenants reached, so Impersonating is the tenants comma-joined (`*` for
+ * every tenant) with user and session `*`.
  */
 export async function publishListFanIn(
   events: EventSink,
@@ -118,14 +121,15 @@ export async function publishListFanIn(
     readonly method: Pick<MethodDef, 'name'>;
     readonly verified: VerifiedIdentity;
     readonly run: string | undefined;
-    readonly tenants: readonly string[];
+    readonly fanIn: ListFanIn;
   },
 ): Promise<void> {
+  const { tenants, axis } = input.fanIn;
   await publish(events, log, {
     method: input.method,
     verified: input.verified,
     run: input.run,
-    impersonating: { tenant: input.tenants.join(','), user: '*', session: '*' },
-    reason: `filter.tenant_ids crossed under ${grantingClaim(input.verified)}`,
+    impersonating: { tenant: tenants === '*' ? '*' : tenants.join(','), user: '*', session: '*' },
+    reason: `filter.${axis} crossed under ${grantingClaim(input.verified)}`,
   });
 }

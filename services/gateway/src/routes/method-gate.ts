@@ -21,7 +21,7 @@ interface GateLog {
  * that does not parse is refused 400 only to a caller the claims admit), then control payload bounds (422),
  * nesting depth (400), request schema (400, bodies of GET methods are not
  * validated), the full identity reconciliation, search filter folding and
- * the tenant fan-in of XA list reads (403), then the audit of granted
+ * the tenant fan-in of list reads (XA and agents.list's X; 403), then the audit of granted
  * crossings. Answers the reconciled identity.
  */
 export async function gateBody(
@@ -54,7 +54,7 @@ export async function gateBody(
     await publishSearchCrossing(events, log, { method, verified, run: identity.run, filter: searchCrossing });
   }
   if (fanIn !== undefined) {
-    await publishListFanIn(events, log, { method, verified, run: identity.run, tenants: fanIn });
+    await publishListFanIn(events, log, { method, verified, run: identity.run, fanIn });
   }
   return identity;
 }

@@ -1,5 +1,6 @@
-import { SCOPES, ServiceError, TASKS_AGENT_METRICS, TASKS_AGENT_OUTCOMES, TASKS_AGENT_RUNS } from '@ars/contracts';
-import type { AgentOutcomes, VerifiedIdentity } from '@ars/contracts';
+import { canFanIn } from '@ars/auth';
+import { ServiceError, TASKS_AGENT_METRICS, TASKS_AGENT_OUTCOMES, TASKS_AGENT_RUNS } from '@ars/contracts';
+import type { AgentOutcomes, CrossingClaim, VerifiedIdentity } from '@ars/contracts';
 import { serveInternal } from '@ars/service-kit';
 import type { InternalHandler } from '@ars/service-kit';
 import type { Collection, Filter, Store } from '@ars/store';
@@ -20,8 +21,18 @@ export const FLEET_READ_LIMIT = 10_000;
 
 const NOT_ENDED = ['pending', 'running', 'paused'] as const;
 
-function requireTenant(endpoint: string, caller: VerifiedIdentity, tenant: string): void {
-  if (tenant !== caller.tenant && !caller.scopes.includes(SCOPES.admin)) {
+/**
+ * A body tenant other than the caller's needs `claim`: admin for the
+ * figures, admin or console:fleet for the run counts (agents.list fans in
+ * across tenants for either claim).
+ */
+function requireTenant(
+  endpoint: string,
+  caller: VerifiedIdentity,
+  tenant: string,
+  claim: CrossingClaim = 'admin',
+): void {
+  if (tenant !== caller.tenant && !canFanIn(caller.scopes, claim)) {
     throw new ServiceError('scope_mismatch', `${endpoint}: the body tenant is not the calling identity's tenant`);
   }
 }
@@ -48,7 +59,7 @@ export async function createFleetReadHandlers(store: Store, options: FleetReadOp
   const agentOf = (task: Pick<TaskRecord, 'agent_id'>) => task.agent_id ?? options.defaultAgentId;
 
   const runs = serveInternal(TASKS_AGENT_RUNS, async ({ identity, body }) => {
-    requireTenant(TASKS_AGENT_RUNS.name, identity, body.tenant);
+    requireTenant(TASKS_AGENT_RUNS.name, identity, body.tenant, 'admin_or_fleet');
     const found = await tasks.find(
       { tenant: body.tenant, status: { $in: [...NOT_ENDED] } },
       { projection: { agent_id: 1, status: 1 }, sort: { created_at: -1 }, limit: limit + 1 },

@@ -78,7 +78,19 @@ describe('fleet reads of the run-executor', () => {
     );
   });
 
-  it('refuses another tenant’s counts without the admin claim', async () => {
+  it('counts another tenant’s runs for console:fleet (agents.list fan-in) but keeps its figures admin-only', async () => {
+    const watcher = { ...newCaller(), scopes: ['console:fleet'] };
+    const counted = await outcomeOf(
+      internal('_tasks.agent_runs', { tenant: caller.tenant, agent_ids: ['worker'] }, watcher),
+    );
+    expect(counted).toMatchObject({ ok: true, result: { items: [{ agent_id: 'worker' }], complete: true } });
+    const figures = await outcomeOf(
+      internal('_tasks.agent_metrics', { tenant: caller.tenant, agent_id: 'worker' }, watcher),
+    );
+    expect(figures).toMatchObject({ ok: false, code: 'scope_mismatch' });
+  });
+
+  it('refuses another tenant’s counts without admin or console:fleet', async () => {
     const stranger = newCaller();
     const refused = await outcomeOf(
       internal('_tasks.agent_runs', { tenant: caller.tenant, agent_ids: ['worker'] }, stranger),
