@@ -2,7 +2,7 @@ import { Empty, headers } from '@nats-io/transport-node';
 import type { Msg } from '@nats-io/transport-node';
 import { fromErrorReply, ServiceError } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
-import { injectTraceContext, SpanKind, withSpan } from '@ars/telemetry';
+import { injectTraceContext, recordFailedCall, SpanKind, tracingRpcClients, withSpan } from '@ars/telemetry';
 import type { Bus } from './connection.ts';
 import { replyMuxOf, ReplyMuxError } from './reply-mux.ts';
 import { encodeIdentityHeaders } from './rpc-headers.ts';
@@ -80,7 +80,7 @@ export function createRpcClient(bus: Bus, options: RpcClientOptions = {}): RpcCl
       const subject = rpcSubject(service, method);
       const timeoutMs = callOptions.timeoutMs ?? defaultTimeout;
       const attributes = { 'rpc.system': 'nats', 'rpc.service': service, 'rpc.method': method };
-      return withSpan(`${service}/${method}`, { kind: SpanKind.CLIENT, attributes }, async () => {
+      const send = async (): Promise<unknown> => {
         const h = headers();
         encodeIdentityHeaders(identity, (key, value) => h.set(key, value));
         injectTraceContext((key, value) => h.set(key, value));
@@ -92,7 +92,17 @@ export function createRpcClient(bus: Bus, options: RpcClientOptions = {}): RpcCl
           throw transportError(error, service, method, timeoutMs);
         }
         return parseReply(msg, service);
-      });
+      };
+      const name = `${service}/${method}`;
+      if (tracingRpcClients()) return withSpan(name, { kind: SpanKind.CLIENT, attributes }, send);
+      // No span while the call succeeds: the service's SERVER span is the caller's span's child.
+      const startedAt = performance.now();
+      try {
+        return await send();
+      } catch (error) {
+        recordFailedCall(name, { kind: SpanKind.CLIENT, attributes }, startedAt, error);
+        throw error;
+      }
     },
   };
 }

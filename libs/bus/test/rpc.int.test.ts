@@ -1,8 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { headers } from '@nats-io/transport-node';
 import { isServiceError, ServiceError } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
-import { createMemoryLogger, initTelemetry, InMemorySpanExporter, SpanKind, trace, withSpan } from '@ars/telemetry';
+import {
+  createMemoryLogger,
+  initTelemetry,
+  InMemorySpanExporter,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  withSpan,
+} from '@ars/telemetry';
 import type { Telemetry } from '@ars/telemetry';
 import { connectBus, createRpcClient, pingServices, rpcSubject, serveService, startNatsServer } from '../src/index.ts';
 import type { Bus, NatsServerHandle, RpcHandler, ServedService } from '../src/index.ts';
@@ -117,7 +125,46 @@ describe('RPC over the services API', () => {
     expect(result).toMatchObject({ identity: IDENTITY, body: { hello: ['world', 1] }, method: 'echo.identity' });
   });
 
-  it("runs the handler in a SERVER span that continues the caller's trace", async () => {
+  it("runs the handler in a SERVER span that is the caller's span's child, with no CLIENT span by default", async () => {
+    const client = createRpcClient(await bus('client-2b'));
+    const { root, result } = await withSpan('test-root-default', {}, async (span) => ({
+      root: span.spanContext(),
+      result: (await client.call('echo', 'echo.identity', IDENTITY, null)) as { traceId: string; spanId: string },
+    }));
+    expect(result.traceId).toBe(root.traceId);
+    const inTrace = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === root.traceId);
+    const serverSpan = inTrace.find((s) => s.spanContext().spanId === result.spanId);
+    expect(serverSpan?.kind).toBe(SpanKind.SERVER);
+    expect(serverSpan?.parentSpanContext?.spanId).toBe(root.spanId);
+    expect(inTrace.some((s) => s.kind === SpanKind.CLIENT)).toBe(false);
+  });
+
+  it('records a CLIENT span with the error for a call that failed, from when it began', async () => {
+    const client = createRpcClient(await bus('client-2c'));
+    const { root, began } = await withSpan('test-root-failing', {}, async (span) => {
+      const began = Date.now();
+      await expect(client.call('echo', 'echo.refuse', IDENTITY, null)).rejects.toMatchObject({ code: 'not_found' });
+      return { root: span.spanContext(), began };
+    });
+    const failed = exporter
+      .getFinishedSpans()
+      .filter((s) => s.spanContext().traceId === root.traceId && s.kind === SpanKind.CLIENT);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]?.name).toBe('echo/echo.refuse');
+    expect(failed[0]?.parentSpanContext?.spanId).toBe(root.spanId);
+    expect(failed[0]?.status).toMatchObject({ code: SpanStatusCode.ERROR });
+    expect(failed[0]?.attributes).toMatchObject({ 'rpc.service': 'echo', 'rpc.method': 'echo.refuse' });
+    // It spans the call: it began before the request was sent.
+    const [seconds, nanos] = failed[0]!.startTime;
+    expect(seconds * 1000 + nanos / 1e6).toBeGreaterThanOrEqual(began - 1);
+  });
+
+  it("runs the handler in a SERVER span under the caller's CLIENT span with rpcClientSpans all", async () => {
+    const all = initTelemetry({ serviceName: 'rpc-test-all', rpcClientSpans: 'all' });
+    onTestFinished(async () => {
+      initTelemetry({ serviceName: 'rpc-test-errors', rpcClientSpans: 'errors' });
+      await all.shutdown();
+    });
     const client = createRpcClient(await bus('client-2'));
     const { rootTrace, result } = await withSpan('test-root', {}, async (root) => ({
       rootTrace: root.spanContext().traceId,
@@ -140,8 +187,7 @@ describe('RPC over the services API', () => {
     }));
     expect(answered).toBe(rootTrace);
     const inTrace = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === rootTrace);
-    expect(inTrace.map((s) => s.kind).sort()).toEqual([SpanKind.INTERNAL, SpanKind.CLIENT].sort());
-    expect(inTrace.some((s) => s.kind === SpanKind.SERVER)).toBe(false);
+    expect(inTrace.map((s) => s.kind)).toEqual([SpanKind.INTERNAL]);
   });
 
   it('turns a ServiceError reply into a ServiceError with the remote code and message', async () => {

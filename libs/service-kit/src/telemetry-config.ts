@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { OTLP_PROTOCOLS, SAMPLER_NAMES, parseKeyValueList } from '@ars/telemetry';
+import { OTLP_PROTOCOLS, RPC_CLIENT_SPANS, SAMPLER_NAMES, parseKeyValueList } from '@ars/telemetry';
 import type { MetricsOptions, TelemetryOptions } from '@ars/telemetry';
 
 function isHttpUrl(value: string): boolean {
@@ -77,6 +77,12 @@ export const TELEMETRY_CONFIG_SHAPE = {
     .max(3_600_000)
     .default(5_000)
     .describe('Delay between two batch exports of spans, in ms. Default 5000.'),
+  ARS_TRACE_RPC_CLIENT_SPANS: z
+    .enum(RPC_CLIENT_SPANS)
+    .default('errors')
+    .describe(
+      "Which calls between services get a CLIENT span: errors (default: only a call that failed; the answering service's SERVER span is the child of the caller's span) or all.",
+    ),
   K8S_POD_NAME: z
     .string()
     .min(1)
@@ -108,6 +114,7 @@ export interface TelemetryConfig {
   readonly OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?: (typeof OTLP_PROTOCOLS)[number] | undefined;
   readonly OTEL_EXPORTER_OTLP_HEADERS?: Readonly<Record<string, string>> | undefined;
   readonly OTEL_BSP_SCHEDULE_DELAY?: number | undefined;
+  readonly ARS_TRACE_RPC_CLIENT_SPANS?: (typeof RPC_CLIENT_SPANS)[number] | undefined;
   readonly K8S_POD_NAME?: string | undefined;
   readonly K8S_NAMESPACE_NAME?: string | undefined;
   readonly K8S_NODE_NAME?: string | undefined;
@@ -152,6 +159,7 @@ export function telemetryOptionsOf(
     otlpProtocol: config.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? config.OTEL_EXPORTER_OTLP_PROTOCOL,
     otlpHeaders: config.OTEL_EXPORTER_OTLP_HEADERS,
     exportDelayMs: config.OTEL_BSP_SCHEDULE_DELAY,
+    rpcClientSpans: config.ARS_TRACE_RPC_CLIENT_SPANS,
   });
   const metrics: MetricsOptions = definedOnly({
     serviceName: identity.serviceName,

@@ -25,6 +25,7 @@ describe('loadConfig', () => {
       OTEL_METRIC_EXPORT_INTERVAL: 60_000,
       OTEL_TRACES_SAMPLER: 'parentbased_always_on',
       OTEL_BSP_SCHEDULE_DELAY: 5_000,
+      ARS_TRACE_RPC_CLIENT_SPANS: 'errors',
     });
   });
 

@@ -6,20 +6,29 @@
  */
 export {
   OTLP_PROTOCOLS,
+  RPC_CLIENT_SPANS,
   SAMPLER_NAMES,
   SERVICE_SPAN_ATTRIBUTE,
   createSampler,
   initTelemetry,
   otlpTracesUrl,
   tracingActive,
+  tracingRpcClients,
 } from './setup.ts';
-export type { OtlpProtocol, SamplerName, SamplerOptions, Telemetry, TelemetryOptions } from './setup.ts';
+export type {
+  OtlpProtocol,
+  RpcClientSpans,
+  SamplerName,
+  SamplerOptions,
+  Telemetry,
+  TelemetryOptions,
+} from './setup.ts';
 export { buildResource, parseKeyValueList } from './resource.ts';
 export type { ResourceOptions } from './resource.ts';
 export { createLogger, createMemoryLogger } from './logger.ts';
 export type { Logger, LoggerOptions, LogLevel, MemoryLogger } from './logger.ts';
 export { injectTraceContext, extractTraceContext } from './propagation.ts';
-export { startSpan, withSpan } from './spans.ts';
+export { recordFailedCall, startSpan, withSpan } from './spans.ts';
 export type { SpanOptions } from './spans.ts';
 export { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 export type { Context, Link, Span, SpanContext, Tracer } from '@opentelemetry/api';

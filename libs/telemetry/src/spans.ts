@@ -125,3 +125,23 @@ function withoutSpan<T>(parent: Context | undefined, fn: (span: Span) => Promise
   if (trace.getSpan(base) === span) return parent === undefined ? fn(span) : context.with(parent, () => fn(span));
   return context.with(trace.setSpan(base, span), () => fn(span));
 }
+
+/**
+ * Records, after the fact, the span of a call that failed: from `startedAt`
+ * (a `performance.now()` reading taken when the call began) to now, under
+ * the active span, with the error and status ERROR. For calls that make no
+ * span of their own while they succeed (RPC clients under
+ * `rpcClientSpans: 'errors'`): a failure still shows in the trace.
+ */
+export function recordFailedCall(name: string, options: SpanOptions, startedAt: number, error: unknown): void {
+  if (options.record === false || !tracingActive()) return;
+  const parent = options.parent ?? context.active();
+  const span = tracerNamed(options.service ?? TRACER_NAME).startSpan(
+    name,
+    { ...sdkOptions(options), startTime: startedAt },
+    parent,
+  );
+  span.recordException(error instanceof Error ? error : errorMessage(error));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(error) });
+  span.end();
+}
