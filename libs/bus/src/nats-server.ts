@@ -6,7 +6,7 @@ import { createServer, connect as tcpConnect } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager, StorageType } from '@nats-io/jetstream';
 
 /**
  * Starts local nats-server processes for tests and for `ars dev`. Nothing here
@@ -314,7 +314,13 @@ export interface NatsClusterHandle {
   stop(): Promise<void>;
 }
 
-async function waitForJetStream(urls: readonly string[], timeoutMs: number): Promise<void> {
+/**
+ * Resolves once JetStream answers with a meta leader and, on a cluster of
+ * `peers` servers, can place a stream on every one of them: a meta leader
+ * elected before all peers joined refuses an `peers`-replica stream "no
+ * suitable peers for placement". The probe is a memory stream, deleted at once.
+ */
+async function waitForJetStream(urls: readonly string[], timeoutMs: number, peers = 1): Promise<void> {
   const nc = await connect({ servers: [...urls], maxReconnectAttempts: -1 });
   try {
     const deadline = Date.now() + timeoutMs;
@@ -323,13 +329,23 @@ async function waitForJetStream(urls: readonly string[], timeoutMs: number): Pro
       try {
         const jsm = await jetstreamManager(nc, { timeout: 2_000 });
         await jsm.getAccountInfo();
+        if (peers > 1) {
+          const probe = `ars_cluster_probe_${process.pid}_${Date.now()}`;
+          await jsm.streams.add({
+            name: probe,
+            subjects: [`${probe}.x`],
+            num_replicas: peers,
+            storage: StorageType.Memory,
+          });
+          await jsm.streams.delete(probe);
+        }
         return;
       } catch (error) {
         lastError = error;
         await sleep(200);
       }
     }
-    throw new Error(`JetStream elected no leader within ${timeoutMs} ms`, { cause: lastError });
+    throw new Error(`JetStream did not place a ${peers}-replica stream within ${timeoutMs} ms`, { cause: lastError });
   } finally {
     await nc.close();
   }
@@ -337,7 +353,7 @@ async function waitForJetStream(urls: readonly string[], timeoutMs: number): Pro
 
 /**
  * Starts `size` clustered servers (routes to each other, distinct server
- * names, JetStream on each) and resolves once JetStream has a meta leader.
+ * names, JetStream on each) and resolves once JetStream can place a stream on all of them.
  */
 export async function startNatsCluster(options: NatsClusterOptions): Promise<NatsClusterHandle> {
   const size = options.size ?? 3;
@@ -371,7 +387,7 @@ export async function startNatsCluster(options: NatsClusterOptions): Promise<Nat
   }
   const urls = servers.map((s) => s.url);
   try {
-    await waitForJetStream(urls, options.readyTimeoutMs ?? 30_000);
+    await waitForJetStream(urls, options.readyTimeoutMs ?? 30_000, size);
   } catch (error) {
     await stop();
     throw error;
