@@ -152,6 +152,35 @@ describe('the ars CLI against the system', () => {
     expect(cancelled.stdout).toBe(`cancel accepted for run ${taskId}\n`);
   });
 
+  it('pause parks a followed run, which prints how to resume; resume and redirect take it to its end', async () => {
+    const env = await caller('steer');
+    // Two long steps: the pause arrives during one of them and parks the run at the boundary after it.
+    const follow = startCli(
+      ['run', '--follow', '#script tool:wait{ms:3000};tool:wait{ms:3000};tool:echo{"n":1};finish:steered'],
+      env,
+    );
+    await follow.waitForOutput(/→ wait/);
+    const [taskId] = UUID.exec(follow.stdout())!;
+    const paused = await runCli(['pause', taskId, '--reason', 'hold on'], env);
+    expect(paused.code, paused.stderr).toBe(0);
+    expect(paused.stdout).toBe(`pause accepted for run ${taskId}\n`);
+    await follow.waitForOutput(new RegExp(`⏸ paused: hold on\n {2}resume: ars resume ${taskId}\n`));
+    const redirected = await runCli(['redirect', taskId, 'finish', 'up', '--json'], env);
+    expect(redirected.code, redirected.stderr).toBe(0);
+    expect(JSON.parse(redirected.stdout)).toMatchObject({ accepted: true, method: 'redirect' });
+    const resumed = await runCli(['resume', taskId], env);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const result = await follow.done;
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/▶ resumed/);
+    expect(result.stdout).toContain('→ echo {"n":1}');
+    const shown = await runCli(['call', 'tasks.get', JSON.stringify({ task_id: taskId })], env);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ task: { goal: 'finish up' } });
+    const usage = await runCli(['redirect', taskId], env);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('redirect <task-id> "<new goal>"');
+  });
+
   it('run without --follow prints the task id, and tasks lists it (a table, or JSON)', async () => {
     const env = await caller('tasks');
     const started = await runCli(['run', '#script finish:listed'], env);

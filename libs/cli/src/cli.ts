@@ -2,7 +2,15 @@ import { fileURLToPath } from 'node:url';
 import { callCommand, eventsCommand, infoCommand, tokenCommand } from './commands/client-commands.ts';
 import { reportClientError } from './commands/client-support.ts';
 import { runCommand } from './commands/run.command.ts';
-import { approveCommand, cancelCommand, rejectCommand, tasksCommand } from './commands/task-commands.ts';
+import {
+  approveCommand,
+  cancelCommand,
+  pauseCommand,
+  redirectCommand,
+  rejectCommand,
+  resumeCommand,
+  tasksCommand,
+} from './commands/task-commands.ts';
 import { testCommand } from './commands/test.ts';
 import { upCommand } from './commands/up.ts';
 import type { UpOptions } from './commands/up.ts';
@@ -25,6 +33,9 @@ const CLIENT_COMMANDS: Record<string, (io: Io, args: readonly string[]) => Promi
   approve: approveCommand,
   reject: rejectCommand,
   cancel: cancelCommand,
+  pause: pauseCommand,
+  resume: resumeCommand,
+  redirect: redirectCommand,
 };
 
 /** The options of `up [--split] [--log-format json|pretty]` (also `--log-format=json`); undefined for anything else. */

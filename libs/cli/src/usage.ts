@@ -17,6 +17,10 @@ Commands:
                          --session <id>, --json); the run is found by pause.list unless --run
   reject <pause-token>   reject it: the run ends failed (same options)
   cancel <task-id>       stop a live run (--hard, --session <id>, --json)
+  pause <task-id>        park a live run at its next step (--reason <text>, --session <id>, --json)
+  resume <task-id>       resume a parked run (same options)
+  redirect <task-id> <goal>
+                         rewrite a live run's goal (--session <id>, --json)
   events                 print the event stream, one JSON frame per line, until Ctrl-C
                          (--pretty: one readable line per frame; --run <id>, --type <type> (repeatable),
                           --admin, --from <seq>, --session <id>, --control to include stream control events)
@@ -31,7 +35,8 @@ reached; 2 bad arguments; run --follow: 0 completed, 3 failed, 4 cancelled, 130 
 Environment of up:
   PORT (8080), HOST (127.0.0.1), DATA_DIR (.data), NATS_URL, NATS_MEMORY_LIMIT_MIB (160),
   MONGO_URL, STORE_ENGINE (sqlite), ARS_UP_MODE (one-process | split)
-Environment of the client commands (run, tasks, approve, reject, cancel, events, token, call, info):
+Environment of the client commands (run, tasks, approve, reject, cancel, pause, resume, redirect, events,
+token, call, info):
   ARS_URL (http://127.0.0.1:8080), ARS_TOKEN (default: a dev bootstrap token),
   NO_COLOR (no colors), FORCE_COLOR (colors even when not a terminal)
 `;

@@ -70,8 +70,10 @@ describe('run renderer', () => {
     );
   });
 
-  it('prints a plain pause that is not an approval', () => {
-    expect(render([frame('pause.requested', { Token: 'p', Reason: 'operator' })]).text).toBe('⏸ paused: operator\n');
+  it('prints a plain pause that is not an approval, with the command that resumes it', () => {
+    expect(render([frame('pause.requested', { Token: 'p', Reason: 'operator' })]).text).toBe(
+      '⏸ paused: operator\n  resume: ars resume run-1\n',
+    );
   });
 
   it('ends with status, duration, steps, tokens and cost summed over the run', () => {

@@ -5,7 +5,7 @@ import { createStyle, clip, formatDuration } from '../render/style.ts';
 import { formatTable } from '../render/table.ts';
 import { colorOf, CommandError, connect, parse, positiveInt, UsageError } from './client-support.ts';
 
-/** `ars tasks`, `ars approve`, `ars reject`, `ars cancel`. */
+/** `ars tasks`, `ars approve`, `ars reject`, `ars cancel`, `ars pause`, `ars resume`, `ars redirect`. */
 
 /** The task status values of the contract. */
 export const TASK_STATUSES = ['pending', 'running', 'paused', 'complete', 'failed', 'cancelled'] as const;
@@ -165,3 +165,46 @@ export async function cancelCommand(io: Io, args: readonly string[]): Promise<nu
   io.stdout(values.json === true ? `${JSON.stringify(answer)}\n` : `cancel accepted for run ${run}\n`);
   return EXIT.ok;
 }
+
+/** The steering controls `ars <control> <task-id>` sends, with what each takes besides the task id. */
+const STEERING = {
+  pause: { usage: 'pause <task-id> [--reason <text>]', goal: false },
+  resume: { usage: 'resume <task-id> [--reason <text>]', goal: false },
+  redirect: { usage: 'redirect <task-id> "<new goal>"', goal: true },
+} as const;
+
+/**
+ * `ars pause|resume <task-id> [--reason r]` and `ars redirect <task-id>
+ * "<goal>"` (`--session id`, `--json`): sends the control to a live run;
+ * its effect shows on the stream (`ars run --follow`, `ars events --pretty`).
+ */
+function steeringCommand(control: keyof typeof STEERING) {
+  const { usage, goal } = STEERING[control];
+  return async (io: Io, args: readonly string[]): Promise<number> => {
+    const { values, positionals } = parse(args, {
+      reason: { type: 'string' },
+      session: { type: 'string' },
+      json: { type: 'boolean' },
+    });
+    const [run, ...rest] = positionals;
+    const text = rest.join(' ').trim();
+    if (run === undefined || run === '' || (goal ? text === '' : rest.length > 0)) throw new UsageError(usage);
+    if (goal && values.reason !== undefined) throw new UsageError(`${control} takes no --reason: ${usage}`);
+    const payload = goal ? { goal: text } : values.reason === undefined ? undefined : { reason: values.reason };
+    const client = await connect(io);
+    const answer = await client.call(
+      control,
+      { identity: { run }, ...(payload === undefined ? {} : { payload }) },
+      sessionOption(values.session),
+    );
+    io.stdout(values.json === true ? `${JSON.stringify(answer)}\n` : `${control} accepted for run ${run}\n`);
+    return EXIT.ok;
+  };
+}
+
+/** `ars pause <task-id>`: parks the run at its next planner-step boundary. */
+export const pauseCommand = steeringCommand('pause');
+/** `ars resume <task-id>`: resumes a parked run. */
+export const resumeCommand = steeringCommand('resume');
+/** `ars redirect <task-id> "<goal>"`: rewrites the run's goal. */
+export const redirectCommand = steeringCommand('redirect');

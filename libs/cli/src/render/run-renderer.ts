@@ -187,7 +187,11 @@ export function createRunRenderer(options: RunRendererOptions): RunRenderer {
           style.yellow(`⏸ sign-in needed for ${str(p['SourceName']) || str(p['Source'])}: ${str(p['AuthorizeURL'])}`),
         );
       case 'pause.requested':
-        return approvals.has(str(p['Token'])) ? '' : line(style.yellow(`⏸ paused: ${str(p['Reason'])}`));
+        if (approvals.has(str(p['Token']))) return '';
+        return (
+          line(style.yellow(`⏸ paused: ${str(p['Reason'])}`)) +
+          (taskId === undefined ? '' : line(`  resume: ars resume ${taskId}${hint}`))
+        );
       case 'pause.resumed':
         return line(style.dim(`▶ resumed (${str(p['Decision']) || 'resume'})`));
       case 'planner.max_steps_exceeded':
