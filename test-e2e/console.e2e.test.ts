@@ -141,7 +141,18 @@ describe.skipIf(!ready.ok)('the browser console', () => {
     const { page: tab, errors } = await page();
     await signIn(tab, sys.baseUrl, me.token, { path: '/runs?scope=tenant' });
     const alert = tab.getByRole('alert').filter({ hasText: 'Cannot list runs' });
-    await expect.poll(() => alert.textContent(), { timeout: 30_000 }).toContain('403 identity_scope_required');
+    // Read without waiting for the element (a locator's textContent() waits for it), so the poll's own deadline holds.
+    const shown = async () => ((await alert.count()) > 0 ? await alert.first().textContent() : null);
+    try {
+      await expect.poll(shown, { timeout: 30_000 }).toContain('403 identity_scope_required');
+    } catch (error) {
+      // What the page showed instead, for the failure's message.
+      const body = await tab
+        .locator('body')
+        .innerText({ timeout: 1_000 })
+        .catch((e: unknown) => String(e));
+      throw new Error(`${String(error)}\nat ${tab.url()}:\n${body}`, { cause: error });
+    }
     await screenshot(tab, 'forbidden');
     expect(unexpectedErrors(errors, [403])).toEqual([]);
   });

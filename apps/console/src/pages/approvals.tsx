@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import type { EventFrame, PauseListResponse, SubscribeOptions } from '@ars/client';
 import { ConfirmDialog, ErrorNotice, JsonView, ScopeToggle, useEventStream } from '../components/index.ts';
 import type { ConsolePage, PageProps } from '../page-props.ts';
@@ -41,17 +41,21 @@ export default function ApprovalsPage({ client, identity, navigate, params }: Pa
   const [dirty, setDirty] = useState(0);
   const [deciding, setDeciding] = useState<{ item: PauseItem; decision: 'approve' | 'reject' } | undefined>(undefined);
 
+  /** The latest load's number: an answer to an earlier one (another scope, a reload overtaken) is dropped. */
+  const latestLoad = useRef(0);
   const load = useCallback(async () => {
+    const mine = ++latestLoad.current;
     try {
       const snapshot = await client.pause.list({
         limit: 100,
         ...(tenantWide ? { filter: { tenant_ids: [identity.tenant] } } : {}),
       });
+      if (mine !== latestLoad.current) return;
       setItems(snapshot.items);
       setError(undefined);
       setStreamFrom((from) => from ?? snapshot.sequence);
     } catch (caught) {
-      setError(caught);
+      if (mine === latestLoad.current) setError(caught);
     }
   }, [client, identity.tenant, tenantWide]);
 

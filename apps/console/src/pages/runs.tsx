@@ -69,18 +69,22 @@ export default function RunsPage({ client, identity, navigate, params }: PagePro
   const recent = useRef<EventFrame[]>([]);
   const [streamFrom, setStreamFrom] = useState<number | undefined>(undefined);
 
+  /** The latest load's number: an answer to an earlier one (another scope, a refresh overtaken) is dropped. */
+  const latestLoad = useRef(0);
   const load = useCallback(async () => {
+    const mine = ++latestLoad.current;
     try {
       const snapshot = await client.tasks.list({
         limit: PAGE_SIZE,
         ...(tenantWide ? { filter: { tenant_ids: [identity.tenant] } } : {}),
       });
+      if (mine !== latestLoad.current) return;
       recent.current = recent.current.filter((f) => f.sequence > snapshot.sequence);
       setView(rebase(snapshot, recent.current));
       setError(undefined);
       setStreamFrom((from) => from ?? snapshot.sequence);
     } catch (caught) {
-      setError(caught);
+      if (mine === latestLoad.current) setError(caught);
     }
   }, [client, identity.tenant, tenantWide]);
 
