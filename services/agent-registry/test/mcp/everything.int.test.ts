@@ -91,6 +91,8 @@ describe('the MCP host against server-everything', () => {
 
     it('refuses a long-running operation past its timeout_ms call_timeout', async () => {
       const who = await tenantWith(STDIO);
+      // The server connected first: on a slow host its start alone can outlast 400 ms, which is another refusal.
+      await expect(call(who, 'echo', { message: 'up' })).resolves.toMatchObject({ ok: true });
       const started = Date.now();
       const outcome = await call(
         who,
