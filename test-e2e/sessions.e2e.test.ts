@@ -222,6 +222,11 @@ describe('sessions end to end', () => {
       const client = await clientFor(identity);
       const sibling = `${identity.session}-b`;
       await runToEnd(client, '#script finish:one', sibling);
+      // The session service records the sibling from the run's events, a moment after they are on the stream.
+      await waitFor(async () => {
+        const listed = await client.call<{ items: SessionView[] }>('sessions.list', { identity: {} });
+        return listed.items.some((s) => s.session_id === sibling) || undefined;
+      });
       const set = await client.call<{ session: SessionView }>('sessions.set_title', {
         identity: {},
         session_id: sibling,
@@ -304,7 +309,10 @@ describe('sessions end to end', () => {
       siblingArtifactId = await put(sibling);
       await admin.call('memory.put', { identity: {}, tier: 'session', key: 'scratch', value: { note: 'erase me' } });
       await admin.call('memory.put', { identity: {}, tier: 'user', key: 'profile', value: { name: 'kept' } });
-      await client.call('agent_config.session.skills.upsert', { identity: {}, skill: { name: 'greet', content: 'Hi.' } });
+      await client.call('agent_config.session.skills.upsert', {
+        identity: {},
+        skill: { name: 'greet', content: 'Hi.' },
+      });
       await client.call('agent_config.session.set_user_prompt', { identity: {}, prompt: 'Answer briefly.' });
       await admin.call(
         'memory.put',
