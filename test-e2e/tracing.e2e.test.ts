@@ -67,8 +67,8 @@ describe('the trace of a run', () => {
 
   beforeAll(async () => {
     otlp = await startOtlpReceiver();
+    // The default encoding, http/protobuf (this package's own encoder); the opted-in content test below uses http/json.
     sys = await system(otlp, {
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_SERVICE_NAME: 'ars-e2e',
       OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=e2e,service.name=ignored',
       K8S_POD_NAME: 'ars-0',

@@ -1,11 +1,33 @@
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
+import { createRequire } from 'node:module';
 
 /**
  * `@ars/telemetry/testing`: an in-process OTLP/HTTP receiver for tests that
  * check what a system exports. It keeps every body posted to `/v1/traces`
- * (http/json parsed into spans, http/protobuf kept as bytes) and answers 200.
+ * and answers 200; {@link OtlpReceiver.spans} reads both encodings, protobuf
+ * with the SDK's generated types (a decoder independent of our encoder).
  */
+
+interface ProtobufMessageType {
+  decode(bytes: Uint8Array): unknown;
+  toObject(message: unknown, options: Record<string, unknown>): unknown;
+}
+const requestType = (
+  createRequire(import.meta.url)('@opentelemetry/otlp-transformer/build/src/generated/root.js') as {
+    opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: ProtobufMessageType } } } } };
+  }
+).opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+
+/** An OTLP/protobuf request as the OTLP/JSON encoding writes it: ids in hex, 64-bit integers as strings. */
+function protobufAsJson(bytes: Buffer): JsonBody {
+  const object = requestType.toObject(requestType.decode(bytes), { longs: String, bytes: String, arrays: true });
+  return JSON.parse(JSON.stringify(object), (key, value: unknown) =>
+    (key === 'traceId' || key === 'spanId' || key === 'parentSpanId') && typeof value === 'string'
+      ? Buffer.from(value, 'base64').toString('hex')
+      : value,
+  ) as JsonBody;
+}
 
 /** An OTLP/JSON attribute value. */
 interface AnyValue {
@@ -38,7 +60,7 @@ export interface ReceivedSpan {
 export interface OtlpReceiver {
   /** The base URL (`OTEL_EXPORTER_OTLP_ENDPOINT`). */
   readonly url: string;
-  /** Every span of the http/json bodies so far. */
+  /** Every span received so far, of either encoding. */
   spans(): ReceivedSpan[];
   /** Every body received, with its content type. */
   readonly bodies: { readonly type: string; readonly bytes: Buffer }[];
@@ -118,9 +140,11 @@ export function startOtlpReceiver(): Promise<OtlpReceiver> {
         url: `http://127.0.0.1:${port}`,
         bodies,
         spans: () =>
-          bodies
-            .filter((b) => b.type.includes('json'))
-            .flatMap((b) => spansOf(JSON.parse(b.bytes.toString('utf8')) as JsonBody)),
+          bodies.flatMap((b) =>
+            spansOf(
+              b.type.includes('json') ? (JSON.parse(b.bytes.toString('utf8')) as JsonBody) : protobufAsJson(b.bytes),
+            ),
+          ),
         close: () => new Promise((done) => server.close(() => done())),
       });
     });

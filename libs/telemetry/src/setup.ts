@@ -2,7 +2,6 @@ import { trace } from '@opentelemetry/api';
 import type { Attributes, Context, Link, SpanKind, Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as OtlpProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
@@ -20,6 +19,7 @@ import type {
   SpanExporter,
   SpanProcessor,
 } from '@opentelemetry/sdk-trace-node';
+import { OtlpSpanStreamProcessor } from './otlp-span-stream.ts';
 import { buildResource } from './resource.ts';
 import type { ResourceOptions } from './resource.ts';
 
@@ -292,12 +292,13 @@ export function initTelemetry(options: TelemetryOptions): Telemetry {
 }
 
 /**
- * Spans per OTLP export request (the SDK's default is 512). A finished span
- * waits in the processor's queue until a batch is full; smaller batches send
- * it sooner, so that fewer spans outlive a young-generation collection
- * (`ars up` runs with a 16 MiB semi-space) and get copied and promoted.
+ * Spans per OTLP/JSON export request (the SDK's default is 512). A finished
+ * span waits in the batch processor's queue until a batch is full; smaller
+ * batches send it sooner, so that fewer spans outlive a young-generation
+ * collection (`ars up` runs with a 16 MiB semi-space) and get promoted. The
+ * protobuf export has no such queue ({@link OtlpSpanStreamProcessor}).
  */
-const EXPORT_BATCH_SPANS = 64;
+const JSON_EXPORT_BATCH_SPANS = 64;
 
 /**
  * One OTLP exporter per endpoint, protocol and headers in a process, shared
@@ -320,12 +321,20 @@ function acquireOtlp(fanOut: FanOutProcessor, url: string, { protocol, headers, 
     shared.users++;
     return key;
   }
-  const config = { url, ...(headers === undefined ? {} : { headers: { ...headers } }) };
-  const exporter = protocol === 'http/json' ? new OtlpJsonExporter(config) : new OtlpProtoExporter(config);
-  const processor = new BatchSpanProcessor(exporter, {
-    maxExportBatchSize: EXPORT_BATCH_SPANS,
-    ...(delayMs === undefined ? {} : { scheduledDelayMillis: delayMs }),
-  });
+  const processor =
+    protocol === 'http/json'
+      ? new BatchSpanProcessor(
+          new OtlpJsonExporter({ url, ...(headers === undefined ? {} : { headers: { ...headers } }) }),
+          {
+            maxExportBatchSize: JSON_EXPORT_BATCH_SPANS,
+            ...(delayMs === undefined ? {} : { scheduledDelayMillis: delayMs }),
+          },
+        )
+      : new OtlpSpanStreamProcessor({
+          url,
+          ...(headers === undefined ? {} : { headers }),
+          ...(delayMs === undefined ? {} : { delayMs }),
+        });
   otlpExporters.set(key, { processor, users: 1 });
   fanOut.add(processor);
   return key;
