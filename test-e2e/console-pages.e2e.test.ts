@@ -1,18 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import type { ArsClient } from '@ars/client';
-import { mintToken, startTestSystem, uniqueIdentity } from '@ars/testkit';
-import type { TestIdentity, TestSystem } from '@ars/testkit';
-import {
-  launchBrowser,
-  openPage,
-  prepareConsoleTests,
-  screenshot,
-  signIn,
-  unexpectedErrors,
-} from './support/browser.ts';
-import type { ConsolePage } from './support/browser.ts';
+import { describe, expect, it } from 'vitest';
+import { prepareConsoleTests, screenshot, signIn, unexpectedErrors, useConsoleSystem } from './support/browser.ts';
 
 /**
  * The console's sessions, artifacts, memory, agent configuration,
@@ -26,39 +14,9 @@ import type { ConsolePage } from './support/browser.ts';
 const ready = await prepareConsoleTests();
 const SCRIPTED = { llm_provider: { provider_name: 'scripted', provider: 'scripted' as const } };
 
-interface Caller {
-  readonly identity: TestIdentity;
-  readonly token: string;
-  readonly client: ArsClient;
-}
-
 describe.skipIf(!ready.ok)('the console pages', () => {
-  let sys: TestSystem;
-  let browser: Browser;
-  const opened: ConsolePage[] = [];
-
-  beforeAll(async () => {
-    sys = await startTestSystem({ mode: 'one-process' });
-    browser = await launchBrowser();
-  });
-
-  afterAll(async () => {
-    for (const tab of opened) await tab.close().catch(() => undefined);
-    await browser?.close();
-    await sys?.stop();
-  });
-
-  async function page(viewport?: { width: number; height: number }): Promise<ConsolePage> {
-    const opening = await openPage(browser, viewport === undefined ? {} : { viewport });
-    opened.push(opening);
-    return opening;
-  }
-
-  async function caller(prefix: string, scopes: readonly string[] = [], base?: TestIdentity): Promise<Caller> {
-    const identity = base ?? uniqueIdentity(prefix);
-    const token = await mintToken(sys.baseUrl, { ...identity, scopes });
-    return { identity, token, client: sys.client({ token }) };
-  }
+  const consoleSystem = useConsoleSystem();
+  const { page, caller } = consoleSystem;
 
   async function refusal(call: Promise<unknown>): Promise<{ status?: number; code?: string }> {
     try {
@@ -75,7 +33,7 @@ describe.skipIf(!ready.ok)('the console pages', () => {
     const outcome = await me.client.runUntilDone({ query: '#script finish:ok' }, { session: other });
     expect(outcome.status).toBe('completed');
     const { page: tab, errors } = await page();
-    await signIn(tab, sys.baseUrl, me.token, { path: '/sessions' });
+    await signIn(tab, consoleSystem.sys.baseUrl, me.token, { path: '/sessions' });
     const link = tab.getByRole('link', { name: other, exact: true });
     await link.waitFor();
     await screenshot(tab, 'sessions');
@@ -113,7 +71,7 @@ describe.skipIf(!ready.ok)('the console pages', () => {
       content_base64: Buffer.from('made through the API').toString('base64'),
     });
     const { page: tab, errors } = await page();
-    await signIn(tab, sys.baseUrl, me.token, { path: '/artifacts' });
+    await signIn(tab, consoleSystem.sys.baseUrl, me.token, { path: '/artifacts' });
     await tab.getByRole('cell', { name: 'from-api.txt', exact: true }).waitFor();
 
     await tab
@@ -144,7 +102,7 @@ describe.skipIf(!ready.ok)('the console pages', () => {
     const admin = await caller('pages-memory', ['admin']);
     await admin.client.memory.put({ tier: 'session', key: 'pref.colour', value: { colour: 'teal' } });
     const { page: tab, errors } = await page();
-    await signIn(tab, sys.baseUrl, admin.token, { path: '/memory' });
+    await signIn(tab, consoleSystem.sys.baseUrl, admin.token, { path: '/memory' });
     await tab.getByRole('cell', { name: 'pref.colour', exact: true }).waitFor();
 
     await tab.getByLabel('Tier', { exact: true }).last().selectOption('user');
@@ -164,7 +122,7 @@ describe.skipIf(!ready.ok)('the console pages', () => {
   it('shows the refusal of memory.put to a caller without admin', async () => {
     const me = await caller('pages-memory-403');
     const { page: tab, errors } = await page();
-    await signIn(tab, sys.baseUrl, me.token, { path: '/memory' });
+    await signIn(tab, consoleSystem.sys.baseUrl, me.token, { path: '/memory' });
     await tab.getByLabel('Key', { exact: true }).fill('k');
     await tab.getByLabel(/^Value/).fill('"v"');
     await tab.getByRole('button', { name: 'Store', exact: true }).click();
@@ -187,7 +145,7 @@ describe.skipIf(!ready.ok)('the console pages', () => {
       message: 'warmer',
     });
     const { page: tab, errors } = await page();
-    await signIn(tab, sys.baseUrl, admin.token, { path: `/agent-config?agent=${agent}` });
+    await signIn(tab, consoleSystem.sys.baseUrl, admin.token, { path: `/agent-config?agent=${agent}` });
     const diff = tab.getByRole('list', {
       name: `Changes from ${first.revision.revision_id} to ${second.revision.revision_id}`,
     });
@@ -220,7 +178,7 @@ describe.skipIf(!ready.ok)('the console pages', () => {
     const watcher = await caller('pages-governance', ['console:fleet']);
     const someone = await caller('pages-governance-other');
     const { page: tab, errors } = await page();
-    await signIn(tab, sys.baseUrl, watcher.token, { path: '/governance' });
+    await signIn(tab, consoleSystem.sys.baseUrl, watcher.token, { path: '/governance' });
     await tab.getByText('Default tier').waitFor();
     await tab.getByLabel(/^Tenant/).fill(someone.identity.tenant);
     await tab.getByRole('button', { name: 'Show' }).click();
@@ -229,7 +187,9 @@ describe.skipIf(!ready.ok)('the console pages', () => {
     await screenshot(tab, 'governance');
 
     const refused = await page();
-    await signIn(refused.page, sys.baseUrl, someone.token, { path: `/governance?tenant=${watcher.identity.tenant}` });
+    await signIn(refused.page, consoleSystem.sys.baseUrl, someone.token, {
+      path: `/governance?tenant=${watcher.identity.tenant}`,
+    });
     const alert = refused.page.getByRole('alert').filter({ hasText: 'Cannot read the governance posture' });
     await expect.poll(() => alert.textContent()).toContain('403 scope_mismatch');
     expect(unexpectedErrors(errors)).toEqual([]);
@@ -246,7 +206,7 @@ describe.skipIf(!ready.ok)('the console pages', () => {
       user: `${adminA.identity.user}-w`,
     });
     const { page: tab, errors } = await page();
-    await signIn(tab, sys.baseUrl, watcher.token, { path: '/fleet' });
+    await signIn(tab, consoleSystem.sys.baseUrl, watcher.token, { path: '/fleet' });
     // agents.list with filter.all_tenants, narrowed by agent id so the page holds this test's agents.
     await tab.getByLabel('Agent id contains').fill('fleet-');
     const everyTenant = tab.getByRole('table', { name: 'Agents of every tenant' });
@@ -274,7 +234,7 @@ describe.skipIf(!ready.ok)('the console pages', () => {
     const admin = await caller('pages-fleet-admin', ['admin']);
     await admin.client.agent_config.set_revision({ agent_id: 'to-drain', config: SCRIPTED });
     const { page: tab, errors } = await page();
-    await signIn(tab, sys.baseUrl, admin.token, { path: '/fleet' });
+    await signIn(tab, consoleSystem.sys.baseUrl, admin.token, { path: '/fleet' });
     await tab.getByRole('button', { name: 'Drain to-drain' }).click();
     const dialog = tab.getByRole('dialog');
     await dialog.getByLabel('Reason (optional)').fill('maintenance');
@@ -296,7 +256,7 @@ describe.skipIf(!ready.ok)('the console pages', () => {
     const admin = await caller('pages-narrow', ['admin', 'console:fleet']);
     await admin.client.runUntilDone({ query: '#script finish:ok' });
     const { page: tab, errors } = await page({ width: 390, height: 800 });
-    await signIn(tab, sys.baseUrl, admin.token);
+    await signIn(tab, consoleSystem.sys.baseUrl, admin.token);
     for (const path of [
       '/sessions',
       `/sessions/${admin.identity.session}`,
@@ -306,7 +266,7 @@ describe.skipIf(!ready.ok)('the console pages', () => {
       '/governance',
       '/fleet',
     ]) {
-      await tab.goto(`${sys.baseUrl}/console/#${path}`);
+      await tab.goto(`${consoleSystem.sys.baseUrl}/console/#${path}`);
       await tab.getByRole('heading', { level: 1 }).waitFor();
       await tab.waitForLoadState('networkidle');
       // Runs in the page: the DOM globals are the browser's (this program has no DOM lib).

@@ -1,15 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { mintToken, startTestSystem, uniqueIdentity } from '@ars/testkit';
-import type { TestSystem } from '@ars/testkit';
-import {
-  launchBrowser,
-  openPage,
-  prepareConsoleTests,
-  screenshot,
-  signIn,
-  unexpectedErrors,
-} from './support/browser.ts';
+import { describe, expect, it } from 'vitest';
+import { prepareConsoleTests, screenshot, signIn, unexpectedErrors, useConsoleSystem } from './support/browser.ts';
 import type { ConsolePage } from './support/browser.ts';
 
 /**
@@ -23,36 +13,12 @@ const ready = await prepareConsoleTests();
 const GATED = '#script tool:sensitive_action{"what":"launch"};finish:done';
 
 describe.skipIf(!ready.ok)('the browser console', () => {
-  let sys: TestSystem;
-  let browser: Browser;
-  const opened: ConsolePage[] = [];
-
-  beforeAll(async () => {
-    sys = await startTestSystem({ mode: 'one-process' });
-    browser = await launchBrowser();
-  });
-
-  afterAll(async () => {
-    for (const page of opened) await page.close().catch(() => undefined);
-    await browser?.close();
-    await sys?.stop();
-  });
-
-  async function page(viewport?: { width: number; height: number }): Promise<ConsolePage> {
-    const opening = await openPage(browser, viewport === undefined ? {} : { viewport });
-    opened.push(opening);
-    return opening;
-  }
-
-  async function owner(prefix: string, scopes: readonly string[] = []) {
-    const identity = uniqueIdentity(prefix);
-    const token = await mintToken(sys.baseUrl, { ...identity, scopes });
-    return { identity, token, client: sys.client({ token }) };
-  }
+  const consoleSystem = useConsoleSystem();
+  const { page, caller: owner } = consoleSystem;
 
   it('redirects / to the console, whose sign-in page mints a dev token in one click on loopback', async () => {
     const { page: tab, errors } = await page();
-    await tab.goto(`${sys.baseUrl}/`);
+    await tab.goto(`${consoleSystem.sys.baseUrl}/`);
     expect(new URL(tab.url()).pathname).toBe('/console/');
     await tab.getByLabel('Connection token').waitFor();
     await screenshot(tab, 'sign-in');
@@ -64,7 +30,7 @@ describe.skipIf(!ready.ok)('the browser console', () => {
   it('starts a run from the console and watches it complete', async () => {
     const me = await owner('console-start');
     const { page: tab, errors } = await page();
-    await signIn(tab, sys.baseUrl, me.token, { path: '/runs' });
+    await signIn(tab, consoleSystem.sys.baseUrl, me.token, { path: '/runs' });
     await tab.getByLabel('Query').fill('#script stream:40/8;tool:wait{ms:300};finish:ok');
     await tab.getByRole('button', { name: 'Start run' }).click();
     await tab.waitForURL(/#\/runs\/[^/]+$/);
@@ -89,7 +55,7 @@ describe.skipIf(!ready.ok)('the browser console', () => {
   it('shows a started run on a live runs list, its status following the stream', async () => {
     const me = await owner('console-live');
     const { page: tab, errors } = await page();
-    await signIn(tab, sys.baseUrl, me.token, { path: '/runs' });
+    await signIn(tab, consoleSystem.sys.baseUrl, me.token, { path: '/runs' });
     await tab.getByRole('table').waitFor();
     const started = await me.client.start({ query: '#script tool:wait{ms:300};finish:ok' });
     const row = tab.getByRole('row').filter({ hasText: started.task_id });
@@ -101,8 +67,8 @@ describe.skipIf(!ready.ok)('the browser console', () => {
     const me = await owner('console-approve');
     const first = await page();
     const second = await page();
-    await signIn(first.page, sys.baseUrl, me.token, { path: '/approvals' });
-    await signIn(second.page, sys.baseUrl, me.token, { path: '/approvals' });
+    await signIn(first.page, consoleSystem.sys.baseUrl, me.token, { path: '/approvals' });
+    await signIn(second.page, consoleSystem.sys.baseUrl, me.token, { path: '/approvals' });
     const outcome = me.client.runUntilDone({ query: GATED });
     const approveIn = (tab: ConsolePage) => tab.page.getByRole('button', { name: /^Approve sensitive_action/ });
     await approveIn(first).waitFor({ timeout: 30_000 });
@@ -122,9 +88,9 @@ describe.skipIf(!ready.ok)('the browser console', () => {
   it('steers a live run: a pause shows as applied when its event arrives, then a hard cancel ends it', async () => {
     const me = await owner('console-steer');
     const { page: tab, errors } = await page();
-    await signIn(tab, sys.baseUrl, me.token);
+    await signIn(tab, consoleSystem.sys.baseUrl, me.token);
     const started = await me.client.start({ query: '#script tool:wait{ms:20000};finish' });
-    await tab.goto(`${sys.baseUrl}/console/#/runs/${started.task_id}`);
+    await tab.goto(`${consoleSystem.sys.baseUrl}/console/#/runs/${started.task_id}`);
     await expect.poll(() => tab.getByTestId('run-status').textContent(), { timeout: 30_000 }).toContain('running');
     await tab.getByRole('button', { name: 'Pause' }).click();
     const sent = tab.getByRole('list', { name: 'Sent controls' });
@@ -139,7 +105,7 @@ describe.skipIf(!ready.ok)('the browser console', () => {
   it('shows a scopeless token the 403 of a tenant-wide list', async () => {
     const me = await owner('console-noscope');
     const { page: tab, errors } = await page();
-    await signIn(tab, sys.baseUrl, me.token, { path: '/runs?scope=tenant' });
+    await signIn(tab, consoleSystem.sys.baseUrl, me.token, { path: '/runs?scope=tenant' });
     const alert = tab.getByRole('alert').filter({ hasText: 'Cannot list runs' });
     // Read without waiting for the element (a locator's textContent() waits for it), so the poll's own deadline holds.
     const shown = async () => ((await alert.count()) > 0 ? await alert.first().textContent() : null);
@@ -160,7 +126,7 @@ describe.skipIf(!ready.ok)('the browser console', () => {
   it('is usable in a narrow window', async () => {
     const me = await owner('console-narrow');
     const { page: tab, errors } = await page({ width: 390, height: 800 });
-    await signIn(tab, sys.baseUrl, me.token, { path: '/runs' });
+    await signIn(tab, consoleSystem.sys.baseUrl, me.token, { path: '/runs' });
     await tab.getByRole('table').waitFor();
     // Runs in the page: the DOM globals are the browser's (this program has no DOM lib).
     const overflow = await tab.evaluate('document.documentElement.scrollWidth - window.innerWidth');

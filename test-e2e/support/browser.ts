@@ -1,11 +1,16 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
 import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
+import type { ArsClient } from '@ars/client';
 import { ensureConsoleBuilt } from '@ars/cli';
+import { mintToken, startTestSystem, uniqueIdentity } from '@ars/testkit';
+import type { TestIdentity, TestSystem } from '@ars/testkit';
 
 /**
  * Browser tests of the console: Debian's chromium (`/usr/bin/chromium`)
@@ -18,11 +23,20 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Where {@link screenshot} writes (git-ignored). */
 export const SCREENSHOT_DIR = join(ROOT, '.tmp', 'console-screenshots');
 
+/** Serialises the test workers' apt-get runs (see {@link apt}). */
+const APT_LOCK = join(tmpdir(), 'ars-console-tests-apt.lock');
+
 /** Whether the browser tests can run, and why not. */
 export type BrowserAvailability = { readonly ok: true } | { readonly ok: false; readonly reason: string };
 
+/**
+ * Runs apt-get, one at a time on this machine: vitest runs the console test
+ * files in parallel workers, and a second apt-get beside a running one fails
+ * on dpkg's lock (one file then skipped its tests). The second waits, then
+ * finds chromium installed.
+ */
 function apt(args: readonly string[]): boolean {
-  const result = spawnSync('apt-get', [...args], {
+  const result = spawnSync('flock', ['--wait', '900', APT_LOCK, 'apt-get', '-o', 'DPkg::Lock::Timeout=600', ...args], {
     env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
     stdio: ['ignore', 'ignore', 'pipe'],
     encoding: 'utf8',
@@ -38,13 +52,18 @@ function apt(args: readonly string[]): boolean {
 export function ensureChromium(): BrowserAvailability {
   if (existsSync(CHROMIUM_PATH)) return { ok: true };
   if (process.getuid?.() !== 0) {
-    return { ok: false, reason: `${CHROMIUM_PATH} is missing and this is not root: run \`apt-get install -y chromium\`` };
+    return {
+      ok: false,
+      reason: `${CHROMIUM_PATH} is missing and this is not root: run \`apt-get install -y chromium\``,
+    };
   }
   const install = ['install', '-y', '--no-install-recommends', 'chromium'];
   if (!apt(install) && !(apt(['update']) && apt(install))) {
     return { ok: false, reason: 'apt-get install -y chromium failed' };
   }
-  return existsSync(CHROMIUM_PATH) ? { ok: true } : { ok: false, reason: `chromium installed but ${CHROMIUM_PATH} is missing` };
+  return existsSync(CHROMIUM_PATH)
+    ? { ok: true }
+    : { ok: false, reason: `chromium installed but ${CHROMIUM_PATH} is missing` };
 }
 
 /**
@@ -145,4 +164,65 @@ export async function signIn(
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
   if (options.path !== undefined) await page.goto(`${baseUrl}/console/#${options.path}`);
+}
+
+/** A caller of the API with its own token and client. */
+export interface ConsoleCaller {
+  readonly identity: TestIdentity;
+  readonly token: string;
+  readonly client: ArsClient;
+}
+
+/** What {@link useConsoleSystem} gives a describe block. */
+export interface ConsoleSystem {
+  /** The system under test (set once the block's beforeAll has run). */
+  readonly sys: TestSystem;
+  /** A new page in its own browser context, closed after the block. */
+  page(viewport?: { width: number; height: number }): Promise<ConsolePage>;
+  /** A caller with a fresh identity (or `base`) and a token carrying `scopes`. */
+  caller(prefix: string, scopes?: readonly string[], base?: TestIdentity): Promise<ConsoleCaller>;
+}
+
+/**
+ * The setup every console test file shares, called inside its describe
+ * block: the whole system in one process and a browser for the block,
+ * pages that are closed after it.
+ */
+export function useConsoleSystem(): ConsoleSystem {
+  let sys: TestSystem | undefined;
+  let browser: Browser | undefined;
+  const opened: ConsolePage[] = [];
+
+  beforeAll(async () => {
+    sys = await startTestSystem({ mode: 'one-process' });
+    browser = await launchBrowser();
+  });
+
+  afterAll(async () => {
+    for (const tab of opened) await tab.close().catch(() => undefined);
+    await browser?.close();
+    await sys?.stop();
+  });
+
+  const started = (): { sys: TestSystem; browser: Browser } => {
+    if (sys === undefined || browser === undefined) throw new Error('the console system is not started yet');
+    return { sys, browser };
+  };
+
+  return {
+    get sys() {
+      return started().sys;
+    },
+    async page(viewport) {
+      const opening = await openPage(started().browser, viewport === undefined ? {} : { viewport });
+      opened.push(opening);
+      return opening;
+    },
+    async caller(prefix, scopes = [], base) {
+      const { sys: system } = started();
+      const identity = base ?? uniqueIdentity(prefix);
+      const token = await mintToken(system.baseUrl, { ...identity, scopes });
+      return { identity, token, client: system.client({ token }) };
+    },
+  };
 }

@@ -11,5 +11,7 @@ export { StatusBadge } from './status-badge.tsx';
 export { useEventStream } from './use-event-stream.ts';
 export type { StreamState } from './use-event-stream.ts';
 export { useLoad } from './use-load.ts';
+export { useSnapshot } from './use-snapshot.ts';
+export type { Snapshot } from './use-snapshot.ts';
 export type { Loaded } from './use-load.ts';
 export { ScopeToggle } from './scope-toggle.tsx';

@@ -1,6 +1,6 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useState } from 'react';
 import type { EventFrame, PauseListResponse, SubscribeOptions } from '@ars/client';
-import { ConfirmDialog, ErrorNotice, JsonView, ScopeToggle, useEventStream } from '../components/index.ts';
+import { ConfirmDialog, ErrorNotice, JsonView, ScopeToggle, useEventStream, useSnapshot } from '../components/index.ts';
 import type { ConsolePage, PageProps } from '../page-props.ts';
 
 export const page: ConsolePage = { path: '/approvals', title: 'Approvals', nav: true, order: 20 };
@@ -36,32 +36,22 @@ const TERMINAL = new Set(['task.completed', 'task.failed', 'task.cancelled']);
 export default function ApprovalsPage({ client, identity, navigate, params }: PageProps) {
   const tenantWide = params.scope === 'tenant';
   const [items, setItems] = useState<readonly PauseItem[] | undefined>(undefined);
-  const [error, setError] = useState<unknown>(undefined);
   const [streamFrom, setStreamFrom] = useState<number | undefined>(undefined);
   const [dirty, setDirty] = useState(0);
   const [deciding, setDeciding] = useState<{ item: PauseItem; decision: 'approve' | 'reject' } | undefined>(undefined);
 
-  /** The latest load's number: an answer to an earlier one (another scope, a reload overtaken) is dropped. */
-  const latestLoad = useRef(0);
-  const load = useCallback(async () => {
-    const mine = ++latestLoad.current;
-    try {
-      const snapshot = await client.pause.list({
-        limit: 100,
-        ...(tenantWide ? { filter: { tenant_ids: [identity.tenant] } } : {}),
-      });
-      if (mine !== latestLoad.current) return;
+  const fetch = useCallback(
+    () => client.pause.list({ limit: 100, ...(tenantWide ? { filter: { tenant_ids: [identity.tenant] } } : {}) }),
+    [client, identity.tenant, tenantWide],
+  );
+  const { error, load } = useSnapshot(
+    fetch,
+    (snapshot) => {
       setItems(snapshot.items);
-      setError(undefined);
       setStreamFrom((from) => from ?? snapshot.sequence);
-    } catch (caught) {
-      if (mine === latestLoad.current) setError(caught);
-    }
-  }, [client, identity.tenant, tenantWide]);
-
-  useEffect(() => {
-    void load();
-  }, [load, dirty]);
+    },
+    dirty,
+  );
 
   const onFrame = useCallback(
     (frame: EventFrame) => {

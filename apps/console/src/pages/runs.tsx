@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { FormEvent } from 'react';
 import type { EventFrame, SubscribeOptions } from '@ars/client';
-import { DataTable, ErrorNotice, ScopeToggle, StatusBadge, useEventStream } from '../components/index.ts';
+import { DataTable, ErrorNotice, ScopeToggle, StatusBadge, useEventStream, useSnapshot } from '../components/index.ts';
 import type { Column } from '../components/index.ts';
 import type { ConsolePage, PageProps } from '../page-props.ts';
 import { applyFrame, rebase } from '../runs-state.ts';
@@ -65,32 +65,18 @@ function StartRunForm({ client, navigate }: Pick<PageProps, 'client' | 'navigate
 export default function RunsPage({ client, identity, navigate, params }: PageProps) {
   const tenantWide = params.scope === 'tenant';
   const [view, setView] = useState<RunsView | undefined>(undefined);
-  const [error, setError] = useState<unknown>(undefined);
   const recent = useRef<EventFrame[]>([]);
   const [streamFrom, setStreamFrom] = useState<number | undefined>(undefined);
 
-  /** The latest load's number: an answer to an earlier one (another scope, a refresh overtaken) is dropped. */
-  const latestLoad = useRef(0);
-  const load = useCallback(async () => {
-    const mine = ++latestLoad.current;
-    try {
-      const snapshot = await client.tasks.list({
-        limit: PAGE_SIZE,
-        ...(tenantWide ? { filter: { tenant_ids: [identity.tenant] } } : {}),
-      });
-      if (mine !== latestLoad.current) return;
-      recent.current = recent.current.filter((f) => f.sequence > snapshot.sequence);
-      setView(rebase(snapshot, recent.current));
-      setError(undefined);
-      setStreamFrom((from) => from ?? snapshot.sequence);
-    } catch (caught) {
-      if (mine === latestLoad.current) setError(caught);
-    }
-  }, [client, identity.tenant, tenantWide]);
-
-  useEffect(() => {
-    void load();
-  }, [load]);
+  const fetch = useCallback(
+    () => client.tasks.list({ limit: PAGE_SIZE, ...(tenantWide ? { filter: { tenant_ids: [identity.tenant] } } : {}) }),
+    [client, identity.tenant, tenantWide],
+  );
+  const { error, load } = useSnapshot(fetch, (snapshot) => {
+    recent.current = recent.current.filter((f) => f.sequence > snapshot.sequence);
+    setView(rebase(snapshot, recent.current));
+    setStreamFrom((from) => from ?? snapshot.sequence);
+  });
 
   const onFrame = useCallback(
     (frame: EventFrame) => {
