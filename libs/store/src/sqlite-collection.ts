@@ -200,10 +200,12 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
    * `modify` that built it.
    */
   #insert(documents: readonly NedbQuery[]): NedbDocument[] {
+    // One document and no index to enter it in: its row is the write's one change.
+    const last = documents.length === 1 && this.#indexes.length === 0;
     return documents.map((document) => {
       const stored = deepCopy(document) as NedbDocument;
       const id = idBytes(stored._id);
-      if (!this.#tables.insert(id, serializeDocument(stored))) {
+      if (!this.#tables.insert(id, serializeDocument(stored), last)) {
         throw new DuplicateKeyError(this.name, { key: stored._id });
       }
       this.#entries.inserted(this.#indexes, id, stored);
@@ -261,7 +263,9 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
       newDoc: applyModifiers(oldDoc, modifiers),
     }));
     this.#entries.modified(this.#indexes, changes, touchedPaths(operators));
-    for (const { id, newDoc } of changes) this.#tables.replace(id, serializeDocument(newDoc));
+    // The index entries moved first: one document's row is the write's last change.
+    const last = changes.length === 1;
+    for (const { id, newDoc } of changes) this.#tables.replace(id, serializeDocument(newDoc), last);
     return { before, after: changes.map((change) => change.newDoc), matchedCount: before.length, upsertedId: null };
   }
 
@@ -277,10 +281,12 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
     const deletedCount = await this.#run('write', operation, () => {
       checkFilter(filter);
       const doomed = this.#select(filter, toNedbQuery(filter as NedbQuery), multi ? {} : { limit: 1 });
+      // Its entries removed first: one document's row is the write's last change.
+      const last = doomed.length === 1;
       for (const document of doomed) {
         const id = idBytes(document._id);
         this.#entries.removed(this.#indexes, id, document);
-        this.#tables.delete(id);
+        this.#tables.delete(id, last);
       }
       return doomed.length;
     });

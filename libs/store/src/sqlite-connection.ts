@@ -1,5 +1,5 @@
 import { DatabaseSync } from 'node:sqlite';
-import type { StatementSync } from 'node:sqlite';
+import type { SQLInputValue, StatementResultingChanges, StatementSync } from 'node:sqlite';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { transactionEnded, transactionStarted } from './transaction-timing.ts';
 
@@ -92,6 +92,16 @@ interface Batch {
   readonly started: number;
 }
 
+/** A write of the batch while its work runs: how what it changed can be undone when it fails. */
+interface Member {
+  /** The batch's first write: its failure rolls the whole transaction back, it needs no savepoint. */
+  readonly first: boolean;
+  /** Its savepoint is taken. */
+  savepoint: boolean;
+  /** It changed rows without a savepoint (its last change): only the whole transaction can undo them. */
+  bare: boolean;
+}
+
 /**
  * SQLite's own busy timeout is off after the setup: its handler sleeps inside the call,
  * blocking the event loop, and polls so rarely that a process writing in a
@@ -109,6 +119,11 @@ interface Batch {
  * undoes only itself. Every one of them settles only once the transaction
  * committed: nothing is acknowledged, nor read, before it is on the log,
  * and when the commit fails they all fail.
+ *
+ * The savepoint, two statements of a write's three or four, is taken only
+ * before the write's first change ({@link change}), and not at all for a
+ * write whose one change is its last ({@link lastChange}): SQLite undoes a
+ * failed statement by itself, so such a write that fails leaves nothing.
  */
 export class Connection {
   readonly #db: DatabaseSync;
@@ -122,6 +137,8 @@ export class Connection {
   readonly #waiting = new Set<Promise<unknown>>();
   /** The write transaction this turn's operations share, while open. */
   #batch: Batch | undefined;
+  /** The write whose work runs now, inside the batch. */
+  #member: Member | undefined;
 
   /**
    * Opens `location` (a file, or `:memory:`) and creates the metadata
@@ -157,7 +174,11 @@ export class Connection {
     return this.#generation;
   }
 
-  /** The prepared statement for `sql`, prepared once per connection. */
+  /**
+   * The prepared statement for `sql`, prepared once per connection. A
+   * statement that changes the database runs through {@link change},
+   * {@link lastChange} or {@link exec} instead: they take the write's savepoint.
+   */
   statement(sql: string): StatementSync {
     let statement = this.#statements.get(sql);
     if (statement === undefined) {
@@ -167,9 +188,41 @@ export class Connection {
     return statement;
   }
 
-  /** Runs SQL without results (DDL). */
+  /** Runs SQL without results (DDL), a change of the write running now. */
   exec(sql: string): void {
+    this.#protectMember();
     this.#db.exec(sql);
+  }
+
+  /** Runs a statement that changes the database, after the savepoint of the write running now. */
+  change(sql: string, ...params: SQLInputValue[]): StatementResultingChanges {
+    this.#protectMember();
+    return this.statement(sql).run(...params);
+  }
+
+  /**
+   * Runs the last change of the write running now: after it, its work
+   * returns without failing. When it is also the write's first change it
+   * runs without a savepoint: a statement that fails leaves nothing (SQLite
+   * undoes it, or rolls the whole transaction back). Should the work fail
+   * after all, the batch is abandoned rather than this change kept.
+   */
+  lastChange(sql: string, ...params: SQLInputValue[]): StatementResultingChanges {
+    const member = this.#member;
+    if (member === undefined || member.first || member.savepoint || member.bare) return this.change(sql, ...params);
+    const result = this.statement(sql).run(...params);
+    if (Number(result.changes) > 0) member.bare = true;
+    return result;
+  }
+
+  /** Takes the savepoint of the write running now before its first change, when it needs one. */
+  #protectMember(): void {
+    const member = this.#member;
+    if (member === undefined || member.first || member.savepoint) return;
+    // A savepoint taken now could not undo the change made without one.
+    if (member.bare) throw new Error('a change after the last change of a write');
+    this.statement('SAVEPOINT member').run();
+    member.savepoint = true;
   }
 
   /**
@@ -296,42 +349,42 @@ export class Connection {
 
   /**
    * Runs `work` inside the open batch, a write after the first in a
-   * savepoint so that its failure undoes only itself; settles when the
-   * batch does.
+   * savepoint (taken at its first change) so that its failure undoes only
+   * itself; settles when the batch does.
    */
   #join<R>(mode: TransactionMode, work: () => R): Promise<R> {
     const batch = this.#batch as Batch;
+    const member = mode === 'write' ? { first: batch.members.length === 0, savepoint: false, bare: false } : undefined;
     let result: R;
+    this.#member = member;
     try {
-      if (mode === 'write' && batch.members.length === 0) {
-        // The first write needs no savepoint: when it fails, the transaction it began is rolled back whole.
-        result = work();
-      } else if (mode === 'write') {
-        this.statement('SAVEPOINT member').run();
-        try {
-          result = work();
-        } catch (error) {
-          this.#undoMember();
-          throw error;
-        }
-        this.statement('RELEASE member').run();
-      } else {
-        result = work();
-      }
+      result = work();
+      if (member?.savepoint === true) this.statement('RELEASE member').run();
     } catch (error) {
-      // The first write, or SQLite rolled the whole transaction back (a full disk, an I/O error).
-      if (batch.members.length === 0 || !this.#db.isTransaction) this.#abandon(batch, error);
+      this.#undoMember(batch, member, error);
       return Promise.reject(error as Error);
+    } finally {
+      this.#member = undefined;
     }
     return new Promise<R>((resolve, reject) => {
       batch.members.push({ settle: () => resolve(result), fail: reject });
     });
   }
 
-  /** Rolls back what the failed member wrote, keeping the batch's transaction open when SQLite did. */
-  #undoMember(): void {
+  /**
+   * Rolls back what a failed member changed: to its savepoint, keeping the
+   * batch's transaction open when SQLite did; the whole batch when the
+   * member is its first write, changed rows without a savepoint, or SQLite
+   * rolled the transaction back (a full disk, an I/O error).
+   */
+  #undoMember(batch: Batch, member: Member | undefined, error: unknown): void {
+    if (member?.first === true || member?.bare === true || !this.#db.isTransaction) {
+      this.#abandon(batch, error);
+      return;
+    }
+    if (member === undefined) return; // a read changes nothing
     this.#generation += 1;
-    if (!this.#db.isTransaction) return;
+    if (!member.savepoint) return; // nothing changed: its one failed statement undid itself
     this.statement('ROLLBACK TO member').run();
     this.statement('RELEASE member').run();
   }

@@ -58,7 +58,12 @@ export class CollectionTables {
   }
 
   #run(sql: string, ...params: (Buffer | Uint8Array | string | number)[]) {
-    return this.#connection.statement(sql).run(...params);
+    return this.#connection.change(sql, ...params);
+  }
+
+  /** Runs the write's last change (see `Connection.lastChange`) when `last`, else any change. */
+  #runMaybeLast(last: boolean, sql: string, ...params: (Buffer | Uint8Array | string | number)[]) {
+    return last ? this.#connection.lastChange(sql, ...params) : this.#run(sql, ...params);
   }
 
   exists(): boolean {
@@ -132,20 +137,23 @@ export class CollectionTables {
     return (row as { n: number }).n;
   }
 
-  /** Inserts a document; false when its `_id` is taken. */
-  insert(id: Buffer, doc: string): boolean {
-    return (
-      this.#run(`INSERT INTO ${this.#documents} (id, doc) VALUES (?, ?) ON CONFLICT DO NOTHING`, id, doc).changes === 1
-    );
+  /**
+   * Inserts a document; false when its `_id` is taken. `last`: the write's
+   * last change when it succeeds (see `Connection.lastChange`), as for
+   * {@link replace} and {@link delete}.
+   */
+  insert(id: Buffer, doc: string, last = false): boolean {
+    const sql = `INSERT INTO ${this.#documents} (id, doc) VALUES (?, ?) ON CONFLICT DO NOTHING`;
+    return this.#runMaybeLast(last, sql, id, doc).changes === 1;
   }
 
-  replace(id: Buffer, doc: string): void {
-    this.#run(`UPDATE ${this.#documents} SET doc = ? WHERE id = ?`, doc, id);
+  replace(id: Buffer, doc: string, last = false): void {
+    this.#runMaybeLast(last, `UPDATE ${this.#documents} SET doc = ? WHERE id = ?`, doc, id);
   }
 
   /** Deletes a document (its index entries are the caller's: see `IndexEntries.removed`). */
-  delete(id: Uint8Array): void {
-    this.#run(`DELETE FROM ${this.#documents} WHERE id = ?`, id);
+  delete(id: Uint8Array, last = false): void {
+    this.#runMaybeLast(last, `DELETE FROM ${this.#documents} WHERE id = ?`, id);
   }
 
   addKey(ix: number, key: Buffer, id: Uint8Array): void {

@@ -221,6 +221,35 @@ describe('embedded sqlite store files and processes', () => {
     expect(await tasks.countDocuments({ n: 2 })).toBe(0);
   });
 
+  it('keeps the one-change writes issued at once, made without savepoints, and undoes only a refused one', async () => {
+    const store = await open();
+    const plain = store.collection<{ _id: string; n: number }>('plain');
+    await plain.insertMany([
+      { _id: 'a', n: 1 },
+      { _id: 'b', n: 2 },
+    ]);
+    const outcomes = await Promise.allSettled([
+      plain.insertOne({ _id: 'c', n: 3 }),
+      plain.updateOne({ _id: 'a' }, { $inc: { n: 10 } }),
+      plain.insertOne({ _id: 'b', n: 5 }),
+      plain.deleteOne({ _id: 'b' }),
+      plain.findOneAndUpdate({ _id: 'd' }, { $set: { n: 4 } }, { upsert: true, returnDocument: 'after' }),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    expect(isDuplicateKeyError((outcomes[2] as PromiseRejectedResult).reason)).toBe(true);
+    expect(await plain.find({}, { sort: { _id: 1 } })).toEqual([
+      { _id: 'a', n: 11 },
+      { _id: 'c', n: 3 },
+      { _id: 'd', n: 4 },
+    ]);
+  });
+
   it('keeps a unique index for the writes issued in the same turn as its creation', async () => {
     const store = await open();
     const tasks = store.collection<{ _id: string; n: number }>('tasks');

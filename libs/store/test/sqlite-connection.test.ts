@@ -1,0 +1,124 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Connection } from '../src/sqlite-connection.ts';
+
+const INSERT = 'INSERT INTO t (id) VALUES (?)';
+
+describe('the sqlite connection: writes of one turn share a transaction', () => {
+  let connection: Connection;
+  let savepoints: number;
+
+  beforeEach(async () => {
+    connection = new Connection(':memory:');
+    await connection.transaction('write', () => connection.exec('CREATE TABLE t (id TEXT PRIMARY KEY NOT NULL)'));
+    savepoints = 0;
+    const statementOf = connection.statement.bind(connection);
+    connection.statement = (sql: string) => {
+      if (sql === 'SAVEPOINT member') savepoints += 1;
+      return statementOf(sql);
+    };
+  });
+
+  afterEach(() => connection.close());
+
+  const stored = () =>
+    connection.transaction('read', () =>
+      (connection.statement('SELECT id FROM t ORDER BY id').all() as { id: string }[]).map((row) => row.id),
+    );
+  const failure = new Error('the work failed');
+  const failAfter = (work: () => void) => () => {
+    work();
+    throw failure;
+  };
+
+  it('rolls back a lone write that fails after its changes, and reports its error', async () => {
+    const write = connection.transaction(
+      'write',
+      failAfter(() => {
+        connection.change(INSERT, 'a');
+        connection.change(INSERT, 'b');
+      }),
+    );
+    await expect(write).rejects.toBe(failure);
+    expect(await stored()).toEqual([]);
+    expect(savepoints).toBe(0);
+  });
+
+  it("undoes a later write that fails after its changes, keeping the others' writes", async () => {
+    const outcomes = await Promise.allSettled([
+      connection.transaction('write', () => connection.change(INSERT, 'a')),
+      connection.transaction(
+        'write',
+        failAfter(() => {
+          connection.change(INSERT, 'b');
+          connection.change(INSERT, 'c');
+        }),
+      ),
+      connection.transaction('write', () => connection.change(INSERT, 'd')),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(await stored()).toEqual(['a', 'd']);
+    expect(savepoints).toBe(2);
+  });
+
+  it('takes no savepoint for a later write whose one change is its last, nor for one that changes nothing', async () => {
+    const outcomes = await Promise.allSettled([
+      connection.transaction('write', () => connection.change(INSERT, 'a')),
+      connection.transaction('write', () => connection.lastChange(INSERT, 'b')),
+      connection.transaction('write', () => connection.statement('SELECT count(*) FROM t').get()),
+      // Refused by the primary key: the failed statement leaves nothing, the batch goes on.
+      connection.transaction('write', () => connection.lastChange(INSERT, 'a')),
+      connection.transaction('write', () => connection.lastChange(INSERT, 'c')),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    expect(await stored()).toEqual(['a', 'b', 'c']);
+    expect(savepoints).toBe(0);
+  });
+
+  it('abandons the whole batch when a write fails after a last change it made without a savepoint', async () => {
+    const outcomes = await Promise.allSettled([
+      connection.transaction('write', () => connection.change(INSERT, 'a')),
+      connection.transaction(
+        'write',
+        failAfter(() => connection.lastChange(INSERT, 'b')),
+      ),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
+    expect((outcomes[0] as PromiseRejectedResult).reason).toBe(failure);
+    expect(await stored()).toEqual([]);
+  });
+
+  it('refuses a change after the last one, abandoning the batch', async () => {
+    const outcomes = await Promise.allSettled([
+      connection.transaction('write', () => connection.change(INSERT, 'a')),
+      connection.transaction('write', () => {
+        connection.lastChange(INSERT, 'b');
+        connection.change(INSERT, 'c');
+      }),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
+    expect(String((outcomes[1] as PromiseRejectedResult).reason)).toMatch(/a change after the last change/);
+    expect(await stored()).toEqual([]);
+  });
+
+  it('keeps a savepoint taken before the last change: a write failing after both is undone alone', async () => {
+    const outcomes = await Promise.allSettled([
+      connection.transaction('write', () => connection.change(INSERT, 'a')),
+      connection.transaction(
+        'write',
+        failAfter(() => {
+          connection.change(INSERT, 'b');
+          connection.lastChange(INSERT, 'c');
+        }),
+      ),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected']);
+    expect(await stored()).toEqual(['a']);
+    expect(savepoints).toBe(1);
+  });
+});
