@@ -30,9 +30,9 @@ export interface OtlpSpanStreamOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** Longest wait before an incomplete batch is sent, ms (`OTEL_BSP_SCHEDULE_DELAY`). @default 5000 */
   readonly delayMs?: number;
-  /** Spans per export request (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`). @default 512 */
+  /** Spans per export request (the SDK batch processor's default). @default 512 */
   readonly maxBatchSpans?: number;
-  /** Spans held, written or in flight, beyond which new spans are dropped (`OTEL_BSP_MAX_QUEUE_SIZE`). @default 2048 */
+  /** Spans held, written or in flight, beyond which new spans are dropped (as the SDK's queue). @default 2048 */
   readonly maxQueueSpans?: number;
 }
 
