@@ -29,6 +29,11 @@ describe('the sqlite connection: writes of one turn share a transaction', () => 
     work();
     throw failure;
   };
+  /** Writes sent in one turn, so that they share a batch: their outcomes, and the statuses of those. */
+  const batch = async (...works: (() => unknown)[]) => {
+    const outcomes = await Promise.allSettled(works.map((work) => connection.transaction('write', work)));
+    return { outcomes, statuses: outcomes.map((outcome) => outcome.status) };
+  };
 
   it('rolls back a lone write that fails after its changes, and reports its error', async () => {
     const write = connection.transaction(
@@ -44,80 +49,65 @@ describe('the sqlite connection: writes of one turn share a transaction', () => 
   });
 
   it("undoes a later write that fails after its changes, keeping the others' writes", async () => {
-    const outcomes = await Promise.allSettled([
-      connection.transaction('write', () => connection.change(INSERT, 'a')),
-      connection.transaction(
-        'write',
-        failAfter(() => {
-          connection.change(INSERT, 'b');
-          connection.change(INSERT, 'c');
-        }),
-      ),
-      connection.transaction('write', () => connection.change(INSERT, 'd')),
-    ]);
-    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const { statuses } = await batch(
+      () => connection.change(INSERT, 'a'),
+      failAfter(() => {
+        connection.change(INSERT, 'b');
+        connection.change(INSERT, 'c');
+      }),
+      () => connection.change(INSERT, 'd'),
+    );
+    expect(statuses).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(await stored()).toEqual(['a', 'd']);
     expect(savepoints).toBe(2);
   });
 
   it('takes no savepoint for a later write whose one change is its last, nor for one that changes nothing', async () => {
-    const outcomes = await Promise.allSettled([
-      connection.transaction('write', () => connection.change(INSERT, 'a')),
-      connection.transaction('write', () => connection.lastChange(INSERT, 'b')),
-      connection.transaction('write', () => connection.statement('SELECT count(*) FROM t').get()),
+    const { statuses } = await batch(
+      () => connection.change(INSERT, 'a'),
+      () => connection.lastChange(INSERT, 'b'),
+      () => connection.statement('SELECT count(*) FROM t').get(),
       // Refused by the primary key: the failed statement leaves nothing, the batch goes on.
-      connection.transaction('write', () => connection.lastChange(INSERT, 'a')),
-      connection.transaction('write', () => connection.lastChange(INSERT, 'c')),
-    ]);
-    expect(outcomes.map((outcome) => outcome.status)).toEqual([
-      'fulfilled',
-      'fulfilled',
-      'fulfilled',
-      'rejected',
-      'fulfilled',
-    ]);
+      () => connection.lastChange(INSERT, 'a'),
+      () => connection.lastChange(INSERT, 'c'),
+    );
+    expect(statuses).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     expect(await stored()).toEqual(['a', 'b', 'c']);
     expect(savepoints).toBe(0);
   });
 
   it('abandons the whole batch when a write fails after a last change it made without a savepoint', async () => {
-    const outcomes = await Promise.allSettled([
-      connection.transaction('write', () => connection.change(INSERT, 'a')),
-      connection.transaction(
-        'write',
-        failAfter(() => connection.lastChange(INSERT, 'b')),
-      ),
-    ]);
-    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
+    const { outcomes, statuses } = await batch(
+      () => connection.change(INSERT, 'a'),
+      failAfter(() => connection.lastChange(INSERT, 'b')),
+    );
+    expect(statuses).toEqual(['rejected', 'rejected']);
     expect((outcomes[0] as PromiseRejectedResult).reason).toBe(failure);
     expect(await stored()).toEqual([]);
   });
 
   it('refuses a change after the last one, abandoning the batch', async () => {
-    const outcomes = await Promise.allSettled([
-      connection.transaction('write', () => connection.change(INSERT, 'a')),
-      connection.transaction('write', () => {
+    const { outcomes, statuses } = await batch(
+      () => connection.change(INSERT, 'a'),
+      () => {
         connection.lastChange(INSERT, 'b');
         connection.change(INSERT, 'c');
-      }),
-    ]);
-    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
+      },
+    );
+    expect(statuses).toEqual(['rejected', 'rejected']);
     expect(String((outcomes[1] as PromiseRejectedResult).reason)).toMatch(/a change after the last change/);
     expect(await stored()).toEqual([]);
   });
 
   it('keeps a savepoint taken before the last change: a write failing after both is undone alone', async () => {
-    const outcomes = await Promise.allSettled([
-      connection.transaction('write', () => connection.change(INSERT, 'a')),
-      connection.transaction(
-        'write',
-        failAfter(() => {
-          connection.change(INSERT, 'b');
-          connection.lastChange(INSERT, 'c');
-        }),
-      ),
-    ]);
-    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected']);
+    const { statuses } = await batch(
+      () => connection.change(INSERT, 'a'),
+      failAfter(() => {
+        connection.change(INSERT, 'b');
+        connection.lastChange(INSERT, 'c');
+      }),
+    );
+    expect(statuses).toEqual(['fulfilled', 'rejected']);
     expect(await stored()).toEqual(['a']);
     expect(savepoints).toBe(1);
   });
