@@ -11,10 +11,9 @@
  *
  *   node bench/tracing.bench.ts [--rounds 2] [--starts 200] [--duration 15] [--warmup 3000] [--clients 16]
  */
-import { createServer } from 'node:http';
-import { once } from 'node:events';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
+import { startOtlpReceiver } from '@ars/telemetry/testing';
 import { measureArs } from './src/peer/measure.ts';
 import type { ArsPlan } from './src/peer/measure.ts';
 import type { Figures, Measurement } from './src/peer/report.ts';
@@ -32,15 +31,8 @@ const { values } = parseArgs({
 const print = (line: string): void => void process.stdout.write(`${line}\n`);
 
 /** Takes every OTLP export and drops it: the exporter's work is measured, not a collector's. */
-const sink = createServer((request, response) => {
-  request.resume();
-  request.on('end', () => response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
-});
-sink.listen(0, '127.0.0.1');
-await once(sink, 'listening');
-const address = sink.address();
-if (address === null || typeof address === 'string') throw new Error('the OTLP sink has no port');
-const endpoint = `http://127.0.0.1:${address.port}`;
+const sink = await startOtlpReceiver({ keep: false });
+const endpoint = sink.url;
 
 const plan = (env: Record<string, string>): ArsPlan => ({
   settleS: 2,
@@ -83,7 +75,7 @@ try {
   }
 } finally {
   for (const stop of stops) await stop();
-  sink.close();
+  await sink.close();
 }
 
 const mean = (figures: Figures[], key: 'startP50' | 'runsPerSecond' | 'cpuMsPerRun') => {

@@ -10,8 +10,6 @@
  *
  *   node libs/telemetry/bench/otlp-export.bench.ts [--rounds 6] [--spans 20000]
  */
-import { createServer } from 'node:http';
-import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -20,6 +18,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { startOtlpReceiver } from '../src/otlp-receiver.ts';
 import { OtlpSpanStreamProcessor } from '../src/otlp-span-stream.ts';
 
 const { values } = parseArgs({
@@ -27,15 +26,8 @@ const { values } = parseArgs({
 });
 const SPANS = Number(values.spans);
 
-const sink = createServer((request, response) => {
-  request.resume();
-  request.on('end', () => response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
-});
-sink.listen(0, '127.0.0.1');
-await once(sink, 'listening');
-const address = sink.address();
-if (address === null || typeof address === 'string') throw new Error('the sink has no port');
-const url = `http://127.0.0.1:${address.port}/v1/traces`;
+const sink = await startOtlpReceiver({ keep: false });
+const url = `${sink.url}/v1/traces`;
 
 const resource = resourceFromAttributes({ 'service.name': 'bench', 'host.name': 'h', 'process.pid': process.pid });
 
@@ -109,4 +101,4 @@ process.stdout.write(
     `SDK batch + protobufjs ${sdk.toFixed(2)}, streaming encoder ${stream.toFixed(2)} ` +
     `(${((stream / sdk) * 100).toFixed(1)}% of the SDK's)\n`,
 );
-sink.close();
+await sink.close();
