@@ -206,7 +206,7 @@ describe('the chart’s Deployments as local processes on a 3-node NATS cluster'
     }
 
     const CLIENTS = 16;
-    const NATS_DOWN_MS = 16_000;
+    const NATS_DOWN_MS = 20_000;
     const EXECUTOR_DOWN_MS = 12_000;
     /**
      * On nats-server 2.9.10 a start acknowledged during the failover can lose both its `task.spawned` and
@@ -215,9 +215,21 @@ describe('the chart’s Deployments as local processes on a 3-node NATS cluster'
      * leaves the NATS node's kill out.
      */
     const NATS_NODE_FAULT = process.env.ARS_CLUSTER_NATS_FAULT !== '0';
-    /** How long a failover may take before the two nodes left must serve starts and runs. */
+    /**
+     * How long a failover may take before the two nodes left must serve starts and runs: nats-server 2.9
+     * elects a stream's new leader 4–9 s after the old one stops answering, and the start path publishes
+     * to EVENTS.
+     */
     const FAILOVER_ALLOWANCE_MS = 10_000;
+    /** How often the probe client starts a run while the NATS node is down. */
+    const PROBE_INTERVAL_MS = 500;
     const starts: StartRecord[] = [];
+    /**
+     * Starts of the probe client, sent on a timer while the NATS node is down. The load clients each wait for
+     * their run's terminal event before starting the next, so during a failover they may all be waiting on
+     * runs begun before it; the probe measures whether the two nodes left serve, independently of that.
+     */
+    const probes: StartRecord[] = [];
     const logs: EventLog[] = [];
     const clients: ArsClient[] = [];
     const accepted = new Map<string, number>(); // task id → client
@@ -267,8 +279,31 @@ describe('the chart’s Deployments as local processes on a 3-node NATS cluster'
       }
     }
 
+    /** Starts a run every PROBE_INTERVAL_MS until `until` says stop, without waiting for any of them. */
+    async function probeStarts(index: number, until: () => boolean): Promise<void> {
+      const client = clients[index]!;
+      const pending: Promise<void>[] = [];
+      while (!until()) {
+        const issuedAt = Date.now();
+        pending.push(
+          client.call<{ task_id: string }>('start', { identity: {}, query: SHORT_RUN, idempotency_key: randomUUID() }).then(
+            (started) => {
+              probes.push({ client: index, issuedAt, answeredAt: Date.now(), taskId: started.task_id });
+              accepted.set(started.task_id, index);
+            },
+            (error: unknown) => {
+              probes.push({ client: index, issuedAt, answeredAt: Date.now(), error: isArsError(error) ? `${error.status} ${error.code}` : String(error) });
+            },
+          ),
+        );
+        await sleep(PROBE_INTERVAL_MS);
+      }
+      await Promise.all(pending);
+    }
+
     beforeAll(async () => {
-      for (let i = 0; i < CLIENTS; i++) {
+      // The load clients, then the probe client (index CLIENTS), each with its own session and event stream.
+      for (let i = 0; i <= CLIENTS; i++) {
         const client = await clientFor('load', `user-${i}`, `load-${i}`);
         clients.push(client);
         logs.push(new EventLog(client, { lastEventId: await streamCursor(client) }));
@@ -286,12 +321,16 @@ describe('the chart’s Deployments as local processes on a 3-node NATS cluster'
       await executor.restart();
       timeline.executorReady = Date.now();
       await sleep(2_000);
+      let probing: Promise<void> = Promise.resolve();
       if (NATS_NODE_FAULT) {
         const victim = await streamLeader('EVENTS');
         timeline.natsKilled = Date.now();
         nats.servers[victim]!.kill();
+        let natsDown = true;
+        probing = probeStarts(CLIENTS, () => !natsDown);
         // Long enough for the failover to finish and the two left to serve on their own for a while.
         await sleep(NATS_DOWN_MS);
+        natsDown = false;
         timeline.natsRestarting = Date.now();
         restartedNats.push(await nats.servers[victim]!.restart());
         timeline.natsRestarted = Date.now();
@@ -299,7 +338,14 @@ describe('the chart’s Deployments as local processes on a 3-node NATS cluster'
       await sleep(6_000);
       stopLoad = true;
       timeline.loadStopped = Date.now();
-      await Promise.all(loops);
+      await Promise.all([...loops, probing]);
+      // The probe's runs end too before the assertions read the streams.
+      const probeLog = logs[CLIENTS]!;
+      await Promise.all(
+        probes
+          .filter((p) => p.taskId !== undefined)
+          .map((p) => probeLog.until((f) => f.run === p.taskId && isTerminal(f), { timeoutMs: 120_000 }).catch(() => undefined)),
+      );
       timeline.allEnded = Date.now();
     }, 300_000);
 
@@ -337,8 +383,9 @@ describe('the chart’s Deployments as local processes on a 3-node NATS cluster'
               natsRecoveryMs: timeline.natsRestarted! - timeline.natsRestarting!,
               // From the kill of a NATS node to the first start accepted after it.
               natsFailoverMs:
-                Math.min(...starts.filter((s) => s.taskId !== undefined && s.issuedAt > timeline.natsKilled!).map((s) => s.answeredAt)) -
+                Math.min(...[...starts, ...probes].filter((s) => s.taskId !== undefined && s.issuedAt > timeline.natsKilled!).map((s) => s.answeredAt)) -
                 timeline.natsKilled!,
+              probes: { sent: probes.length, accepted: probes.filter((p) => p.taskId !== undefined).length },
             }
           : {}),
         allEndedAfterLoadMs: timeline.allEnded! - timeline.loadStopped!,
@@ -363,7 +410,7 @@ describe('the chart’s Deployments as local processes on a 3-node NATS cluster'
         const stored = (await storedEvents(clients[index]!, { run: taskId })).map((f) => `${f.sequence} ${f.type}`);
         expect(onStream, `run ${taskId} on the stream; task ${JSON.stringify(task).slice(0, 300)}; stored ${stored.join(', ')}`).toHaveLength(1);
       }
-      for (let i = 0; i < CLIENTS; i++) {
+      for (let i = 0; i < clients.length; i++) {
         const stored = await storedEvents(clients[i]!, {});
         for (const [taskId, index] of accepted) {
           if (index !== i) continue;
@@ -375,7 +422,7 @@ describe('the chart’s Deployments as local processes on a 3-node NATS cluster'
     });
 
     it('shows no SSE subscriber a gap or a duplicate', async () => {
-      for (let i = 0; i < CLIENTS; i++) {
+      for (let i = 0; i < clients.length; i++) {
         const seen = logs[i]!.frames.map((f) => f.sequence);
         expect(new Set(seen).size, `client ${i} duplicates`).toBe(seen.length);
         expect(seen, `client ${i} order`).toEqual([...seen].sort((a, b) => a - b));
@@ -397,13 +444,15 @@ describe('the chart’s Deployments as local processes on a 3-node NATS cluster'
     });
 
     it.skipIf(!NATS_NODE_FAULT)('keeps serving on two of three NATS nodes', () => {
-      const during = starts.filter(
+      const during = probes.filter(
         (s) =>
           s.taskId !== undefined &&
           s.issuedAt > timeline.natsKilled! + FAILOVER_ALLOWANCE_MS &&
           s.answeredAt < timeline.natsRestarting!,
       );
-      expect(during.length).toBeGreaterThan(0);
+      const relative = (t: number) => ((t - timeline.natsKilled!) / 1000).toFixed(1);
+      const seen = probes.map((p) => `${relative(p.issuedAt)}→${relative(p.answeredAt)} ${p.error ?? 'ok'}`).join(', ');
+      expect(during.length, `probe starts, seconds after the kill (restart at ${relative(timeline.natsRestarting!)}): ${seen}`).toBeGreaterThan(0);
       const completedDuring = during.filter((s) =>
         terminalsOf(logs[s.client]!.frames, s.taskId!).some((f) => f.type === 'task.completed'),
       );
