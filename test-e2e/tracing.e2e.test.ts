@@ -50,6 +50,9 @@ describe('the trace of a run', () => {
   let spans: ReceivedSpan[];
   let frames: EventFrame[];
   let taskId: string;
+  /** The test's own clock around the traced run: every span of it lies between. */
+  let startedAt = 0;
+  let endedAt = 0;
 
   const one = (name: string, where: (s: ReceivedSpan) => boolean = () => true): ReceivedSpan => {
     const found = spans.filter((s) => s.name === name && where(s));
@@ -76,6 +79,7 @@ describe('the trace of a run', () => {
       K8S_NODE_NAME: 'node-a',
     });
     const client = sys.client();
+    startedAt = Date.now();
     const run = await startTraced(client, SCRIPT, traceparent('01'));
     taskId = run.taskId;
     await run.log.next('tool.invoked', (f) => f.payload['ToolName'] === 'wait');
@@ -92,6 +96,7 @@ describe('the trace of a run', () => {
       },
       { message: 'the run span and the session handling its end exported', timeoutMs: 15_000 },
     );
+    endedAt = Date.now();
   }, 60_000);
 
   afterAll(async () => {
@@ -138,6 +143,25 @@ describe('the trace of a run', () => {
       expect(call.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
       const first = call.events.find((e) => e.name === 'gen_ai.first_token');
       expect(first?.attributes['gen_ai.response.time_to_first_token']).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it('times every span within the run of the test, and the steps one after another inside the run', () => {
+    // The SDK takes a span's start from Date.now() (whole milliseconds) and its end from the
+    // performance clock: a span may appear to end up to a millisecond before it started.
+    for (const span of spans) {
+      expect(span.startMs, span.name).toBeGreaterThanOrEqual(startedAt - 1);
+      expect(span.endMs, span.name).toBeLessThanOrEqual(endedAt + 1);
+      expect(span.endMs - span.startMs, span.name).toBeGreaterThanOrEqual(-1);
+    }
+    const run = one('run');
+    const steps = spans
+      .filter((s) => s.name === 'step')
+      .sort((a, b) => Number(a.attributes['ars.step']) - Number(b.attributes['ars.step']));
+    for (const [i, step] of steps.entries()) {
+      expect(step.startMs).toBeGreaterThanOrEqual(run.startMs - 1);
+      expect(step.endMs).toBeLessThanOrEqual(run.endMs + 1);
+      if (i > 0) expect(step.startMs).toBeGreaterThanOrEqual(steps[i - 1]!.endMs - 1);
     }
   });
 

@@ -49,6 +49,9 @@ export interface ReceivedSpan {
   readonly parentSpanId: string;
   readonly name: string;
   readonly kind: number;
+  /** Start and end, Unix epoch milliseconds (sub-millisecond in the fraction). */
+  readonly startMs: number;
+  readonly endMs: number;
   readonly scope: string;
   readonly attributes: Readonly<Record<string, unknown>>;
   readonly events: readonly { readonly name: string; readonly attributes: Readonly<Record<string, unknown>> }[];
@@ -91,12 +94,22 @@ interface JsonBody {
         parentSpanId?: string;
         name: string;
         kind: number;
+        startTimeUnixNano?: string | number;
+        endTimeUnixNano?: string | number;
         attributes?: KeyValue[];
         events?: { name: string; attributes?: KeyValue[] }[];
         links?: { traceId: string; spanId: string }[];
       }[];
     }[];
   }[];
+}
+
+/** Nanoseconds since the epoch (a decimal string past 2^53) as milliseconds. */
+function epochMs(nanos: string | number | undefined): number {
+  if (nanos === undefined) return 0;
+  const text = String(nanos);
+  const cut = Math.max(0, text.length - 6);
+  return Number(text.slice(0, cut) || '0') + Number(text.slice(cut)) / 1e6;
 }
 
 function spansOf(body: JsonBody): ReceivedSpan[] {
@@ -109,6 +122,8 @@ function spansOf(body: JsonBody): ReceivedSpan[] {
         parentSpanId: span.parentSpanId ?? '',
         name: span.name,
         kind: span.kind,
+        startMs: epochMs(span.startTimeUnixNano),
+        endMs: epochMs(span.endTimeUnixNano),
         scope: ss.scope?.name ?? '',
         attributes: attributesOf(span.attributes),
         events: (span.events ?? []).map((e) => ({ name: e.name, attributes: attributesOf(e.attributes) })),

@@ -29,6 +29,8 @@ export interface Repositories {
 async function ensureIndexes(store: Store): Promise<void> {
   await Promise.all([
     store.collection('provider_keys').createIndex({ tenant: 1 }),
+    store.collection('spend_windows').createIndex({ tenant: 1 }),
+    // The layout before the windows documents, still read until each (tenant, tier) has one.
     store.collection('spend').createIndex({ tenant: 1, period_start: 1 }),
     store.collection('rate_buckets').createIndex({ tenant: 1 }),
     store.collection('provider_health').createIndex({ tenant: 1 }),

@@ -1,10 +1,36 @@
+import { ServiceError } from '@ars/contracts';
 import type { BudgetPeriod } from '@ars/contracts';
 import { isDuplicateKeyError } from '@ars/store';
-import type { Store, StoreDocument } from '@ars/store';
+import type { Filter, Store, StoreDocument, Update } from '@ars/store';
 import { BUDGET_PERIODS, periodStart } from '../domain/periods.ts';
 
-/** Spend of (tenant, tier) in one window of one period; `_id` = JSON `[tenant, tier, period, period_start]`. */
-interface SpendDocument extends StoreDocument {
+/** The totals of one window of one period. */
+interface WindowTotals {
+  start: string;
+  spent_usd: number;
+  tokens_in: number;
+  tokens_out: number;
+  calls: number;
+}
+
+/**
+ * Spend of (tenant, tier): the current window of every period in one document, so that a call's cost
+ * is one read and one write; `_id` = JSON `[tenant, tier]`. A window moves forward when a call falls
+ * in a later one (the earlier window's totals are dropped: nothing reads past windows).
+ */
+interface SpendWindowsDocument extends StoreDocument {
+  tenant: string;
+  tier: string;
+  windows: Record<BudgetPeriod, WindowTotals>;
+  updated_at: string;
+}
+
+/**
+ * The layout before 2026-11-27: one document per (tenant, tier, period, window start), `_id` = JSON
+ * `[tenant, tier, period, period_start]`, collection `spend`. Read once per (tenant, tier) to seed its
+ * windows document, and by the reads while a (tenant, tier) has none yet; never written any more.
+ */
+interface LegacySpendDocument extends StoreDocument {
   tenant: string;
   tier: string;
   period: BudgetPeriod;
@@ -13,7 +39,6 @@ interface SpendDocument extends StoreDocument {
   tokens_in: number;
   tokens_out: number;
   calls: number;
-  updated_at: string;
 }
 
 /** A recorded LLM call's receipt: it makes `record_cost` idempotent by `call_id`, for the receipt retention (then pruned). */
@@ -65,6 +90,9 @@ export interface SpendRepository {
   pruneReceipts(cutoffMs: number): Promise<number>;
 }
 
+/** Reads of a (tenant, tier)'s windows while others move them, before a call is refused as contended. */
+const MAX_MOVE_ATTEMPTS = 16;
+
 /**
  * Receipts deleted per store operation by {@link SpendRepository.pruneReceipts}: small enough that
  * one batch holds the embedded store's write lock (and the event loop) for a few milliseconds, the
@@ -75,22 +103,131 @@ export const RECEIPT_PRUNE_BATCH = 250;
 /** The index that finds expired receipts without reading the live ones. */
 export const RECEIPT_INDEX = { recorded_at: 1 } as const;
 
-const idOf = (tenant: string, tier: string, period: BudgetPeriod, start: string) =>
+const idOf = (tenant: string, tier: string) => JSON.stringify([tenant, tier]);
+const legacyIdOf = (tenant: string, tier: string, period: BudgetPeriod, start: string) =>
   JSON.stringify([tenant, tier, period, start]);
+
+const zero = (start: string): WindowTotals => ({ start, spent_usd: 0, tokens_in: 0, tokens_out: 0, calls: 0 });
 
 function empty(tier: string, period: BudgetPeriod, start: string): SpendWindow {
   return { tier, period, period_start: start, spent_usd: 0, tokens_in: 0, tokens_out: 0, calls: 0 };
 }
 
-function toWindow(doc: SpendDocument): SpendWindow {
-  const { tier, period, period_start, spent_usd, tokens_in, tokens_out, calls } = doc;
-  return { tier, period, period_start, spent_usd, tokens_in, tokens_out, calls };
+function toWindow(tier: string, period: BudgetPeriod, totals: WindowTotals): SpendWindow {
+  const { start, spent_usd, tokens_in, tokens_out, calls } = totals;
+  return { tier, period, period_start: start, spent_usd, tokens_in, tokens_out, calls };
 }
 
-/** The store-backed spend repository (collections `spend` and `cost_calls`). */
+/** The start of every period's window that contains `nowMs`. */
+function startsAt(nowMs: number): Record<BudgetPeriod, string> {
+  return Object.fromEntries(BUDGET_PERIODS.map((period) => [period, periodStart(period, nowMs)])) as Record<
+    BudgetPeriod,
+    string
+  >;
+}
+
+/**
+ * The windows after one call: a window that holds an earlier start than the call's starts afresh; one
+ * holding the same or a later start (a call timed before a window another replica already moved on to)
+ * takes the call, so no cost is ever dropped.
+ */
+function withCall(
+  windows: Partial<Record<BudgetPeriod, WindowTotals>>,
+  starts: Record<BudgetPeriod, string>,
+  amounts: CostAmounts,
+): Record<BudgetPeriod, WindowTotals> {
+  const next = {} as Record<BudgetPeriod, WindowTotals>;
+  for (const period of BUDGET_PERIODS) {
+    const held = windows[period];
+    const base = held === undefined || held.start < starts[period] ? zero(starts[period]) : held;
+    next[period] = {
+      start: base.start,
+      spent_usd: base.spent_usd + amounts.cost_usd,
+      tokens_in: base.tokens_in + amounts.tokens_in,
+      tokens_out: base.tokens_out + amounts.tokens_out,
+      calls: base.calls + 1,
+    };
+  }
+  return next;
+}
+
+/** The `$inc` of one call on the window of `period`. */
+function increments(period: BudgetPeriod, amounts: CostAmounts): Record<string, number> {
+  return {
+    [`windows.${period}.spent_usd`]: amounts.cost_usd,
+    [`windows.${period}.tokens_in`]: amounts.tokens_in,
+    [`windows.${period}.tokens_out`]: amounts.tokens_out,
+    [`windows.${period}.calls`]: 1,
+  };
+}
+
+/** The window of `period` containing `nowMs`, from a windows document: zeros when it holds another window. */
+function windowAt(doc: SpendWindowsDocument, period: BudgetPeriod, start: string): SpendWindow {
+  const held = doc.windows[period];
+  return held !== undefined && held.start === start ? toWindow(doc.tier, period, held) : empty(doc.tier, period, start);
+}
+
+/** The store-backed spend repository (collections `spend_windows`, `cost_calls`, and `spend` as it was). */
 export function createSpendRepository(store: Store): SpendRepository {
-  const spend = store.collection<SpendDocument>('spend');
+  const spend = store.collection<SpendWindowsDocument>('spend_windows');
+  const legacy = store.collection<LegacySpendDocument>('spend');
   const calls = store.collection<CostCallDocument>('cost_calls');
+
+  /** The (tenant, tier)'s current windows as the layout before kept them: the seed of its windows document. */
+  async function legacyWindows(tenant: string, tier: string, starts: Record<BudgetPeriod, string>) {
+    const docs = await Promise.all(
+      BUDGET_PERIODS.map((period) => legacy.findOne({ _id: legacyIdOf(tenant, tier, period, starts[period]) })),
+    );
+    const windows: Partial<Record<BudgetPeriod, WindowTotals>> = {};
+    for (const doc of docs) {
+      if (doc === null) continue;
+      const { period_start: start, spent_usd, tokens_in, tokens_out, calls: count } = doc;
+      windows[doc.period] = { start, spent_usd, tokens_in, tokens_out, calls: count };
+    }
+    return windows;
+  }
+
+  /**
+   * Adds a call whose windows are not all the document's (the first call of a day or month, or a call
+   * timed before a window another replica already moved on to), or to a (tenant, tier) without a
+   * document. A window the call is later than starts afresh with it ($set), the others take it ($inc),
+   * all on condition that no window moved since the read: concurrent increments commute, and only
+   * another move (once per period) makes it read again.
+   */
+  async function addMovingWindows(tenant: string, tier: string, amounts: CostAmounts, nowMs: number, at: string) {
+    const _id = idOf(tenant, tier);
+    const starts = startsAt(nowMs);
+    for (let attempt = 0; attempt < MAX_MOVE_ATTEMPTS; attempt += 1) {
+      const doc = await spend.findOne({ _id });
+      if (doc === null) {
+        const windows = withCall(await legacyWindows(tenant, tier, starts), starts, amounts);
+        try {
+          await spend.insertOne({ _id, tenant, tier, windows, updated_at: at });
+          return windows;
+        } catch (error) {
+          if (!isDuplicateKeyError(error)) throw error;
+          continue; // another call created it meanwhile
+        }
+      }
+      const filter: Record<string, unknown> = { _id };
+      const set: Record<string, unknown> = { updated_at: at };
+      const inc: Record<string, number> = {};
+      const fresh = withCall({}, starts, amounts);
+      for (const period of BUDGET_PERIODS) {
+        const held = doc.windows[period];
+        filter[`windows.${period}.start`] = held.start;
+        if (held.start < starts[period]) set[`windows.${period}`] = fresh[period];
+        else Object.assign(inc, increments(period, amounts));
+      }
+      const updated = await spend.findOneAndUpdate(
+        filter as Filter<SpendWindowsDocument>,
+        (Object.keys(inc).length === 0 ? { $set: set } : { $set: set, $inc: inc }) as Update<SpendWindowsDocument>,
+        { returnDocument: 'after' },
+      );
+      if (updated !== null) return updated.windows;
+    }
+    throw new ServiceError('unavailable', 'the spend of this tier is too contended; retry');
+  }
 
   const repository: SpendRepository = {
     async add(tenant, tier, amounts, nowMs, callId) {
@@ -104,32 +241,28 @@ export function createSpendRepository(store: Store): SpendRepository {
           return { windows, duplicate: true };
         }
       }
-      const windows = await Promise.all(
-        BUDGET_PERIODS.map(async (period) => {
-          const start = periodStart(period, nowMs);
-          const doc = await spend.findOneAndUpdate(
-            { _id: idOf(tenant, tier, period, start) },
-            {
-              $setOnInsert: { tenant, tier, period, period_start: start },
-              $inc: {
-                spent_usd: amounts.cost_usd,
-                tokens_in: amounts.tokens_in,
-                tokens_out: amounts.tokens_out,
-                calls: 1,
-              },
-              $set: { updated_at: at },
-            },
-            { upsert: true, returnDocument: 'after' },
-          );
-          return doc === null ? empty(tier, period, start) : toWindow(doc);
-        }),
+      // Every window current (all calls but a period's first): one increment of all three.
+      const starts = startsAt(nowMs);
+      const filter: Record<string, unknown> = { _id: idOf(tenant, tier) };
+      const inc: Record<string, number> = {};
+      for (const period of BUDGET_PERIODS) {
+        filter[`windows.${period}.start`] = starts[period];
+        Object.assign(inc, increments(period, amounts));
+      }
+      const doc = await spend.findOneAndUpdate(
+        filter as Filter<SpendWindowsDocument>,
+        { $inc: inc, $set: { updated_at: at } } as Update<SpendWindowsDocument>,
+        { returnDocument: 'after' },
       );
-      return { windows, duplicate: false };
+      const windows = doc === null ? await addMovingWindows(tenant, tier, amounts, nowMs, at) : doc.windows;
+      return { windows: BUDGET_PERIODS.map((period) => toWindow(tier, period, windows[period])), duplicate: false };
     },
     async current(tenant, tier, period, nowMs) {
       const start = periodStart(period, nowMs);
-      const doc = await spend.findOne({ _id: idOf(tenant, tier, period, start) });
-      return doc === null ? empty(tier, period, start) : toWindow(doc);
+      const doc = await spend.findOne({ _id: idOf(tenant, tier) });
+      if (doc !== null) return windowAt(doc, period, start);
+      const old = await legacy.findOne({ _id: legacyIdOf(tenant, tier, period, start) });
+      return old === null ? empty(tier, period, start) : toWindow(tier, period, { ...old, start: old.period_start });
     },
     async pruneReceipts(cutoffMs) {
       const cutoff = new Date(cutoffMs).toISOString();
@@ -146,9 +279,21 @@ export function createSpendRepository(store: Store): SpendRepository {
       }
     },
     async currentForTenant(tenant, nowMs) {
-      const starts = BUDGET_PERIODS.map((period) => ({ period, period_start: periodStart(period, nowMs) }));
-      const docs = await spend.find({ tenant, $or: starts }, { sort: { tier: 1, period: 1 } });
-      return docs.map(toWindow);
+      const starts = startsAt(nowMs);
+      const current = await spend.find({ tenant }, { sort: { tier: 1 } });
+      const windows = current.flatMap((doc) =>
+        BUDGET_PERIODS.map((period) => windowAt(doc, period, starts[period])).filter((w) => w.calls > 0),
+      );
+      // Tiers spent in only before the windows documents (until their next call seeds one).
+      const seeded = new Set(current.map((doc) => doc.tier));
+      const old = await legacy.find(
+        { tenant, $or: BUDGET_PERIODS.map((period) => ({ period, period_start: starts[period] })) },
+        { sort: { tier: 1, period: 1 } },
+      );
+      for (const doc of old) {
+        if (!seeded.has(doc.tier)) windows.push(toWindow(doc.tier, doc.period, { ...doc, start: doc.period_start }));
+      }
+      return windows.sort((a, b) => (a.tier === b.tier ? a.period.localeCompare(b.period) : a.tier < b.tier ? -1 : 1));
     },
   };
   return repository;
