@@ -34,7 +34,12 @@
  * `--quick`: tiny counts (20 starts, 3 s phases, 0.5 s warm-up) to check
  * that everything works, not to measure.
  *
- *   node bench/peer.bench.ts [--order peer,one,split] [--quick] [--starts 200] [--warmup 5000]
+ * `--starts-alone N`: N more starts, each run ended before the next, so that
+ * the start's own path (nothing else in flight) can be told from the time it
+ * waits behind the previous runs' work in the same event loop (a diagnostic
+ * row; the figure against the peer stays the one with runs in the background).
+ *
+ *   node bench/peer.bench.ts [--order peer,one,split] [--quick] [--starts 200] [--starts-alone 0] [--warmup 5000]
  *     [--clients 16] [--duration 20] [--settle 5] [--runs 0] [--soak-max 1800] [--sustain 0]
  *     [--sample-every 10] [--floor events|queue] [--peer-phases a,c3] [--peer-joins 100]
  *     [--peer-warmup 5] [--peer-dir DIR] [--peer-recipe DIR] [--peer-env K=V,…] [--env K=V,…]
@@ -61,6 +66,7 @@ const { values } = parseArgs({
     order: { type: 'string', default: 'peer,one,split' },
     quick: { type: 'boolean', default: false },
     starts: { type: 'string' },
+    'starts-alone': { type: 'string' },
     warmup: { type: 'string' },
     clients: { type: 'string', default: '16' },
     duration: { type: 'string' },
@@ -110,6 +116,7 @@ const SETTLE_S = num(values.settle, 5, 1);
 const ARS: ArsPlan = {
   settleS: SETTLE_S,
   starts: num(values.starts, 200, 20),
+  startsAlone: num(values['starts-alone'], 0, 0),
   warmupMs: num(values.warmup, 5_000, 500),
   clients: num(values.clients, 16),
   durationMs: num(values.duration, 20, 3) * 1000,
@@ -175,6 +182,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 const ARS_BUDGET_S =
   600 +
   ARS.starts +
+  (ARS.startsAlone ?? 0) +
   (2 * ARS.warmupMs + ARS.durationMs) / 1000 +
   (ARS.runs > 0 ? ARS.soakMaxMs / 1000 : 0) +
   ARS.sustainS;

@@ -84,7 +84,17 @@ export interface StartLatency {
  */
 export async function startLatencyPhase(
   system: ArsSystem,
-  options: { readonly samples: number; readonly warmupMs: number; readonly query: string; readonly maxMs: number },
+  options: {
+    readonly samples: number;
+    readonly warmupMs: number;
+    readonly query: string;
+    readonly maxMs: number;
+    /**
+     * Each run ended before the next start: the start's own path with nothing else in flight (a
+     * diagnostic; the peer's phase a, and the figure against it, leave the run in the background).
+     */
+    readonly alone?: boolean;
+  },
 ): Promise<StartLatency> {
   const api = system.client();
   const reply: number[] = [];
@@ -111,16 +121,16 @@ export async function startLatencyPhase(
         reply.push(t1 - t0);
         spawned.push(seen - t0);
       }
-      pending.push(
-        client
-          .terminal(taskId)
-          .then((end) => {
-            outcome.ended += 1;
-            if (record) countEnd(outcome, end);
-          })
-          .catch((error: unknown) => countError(outcome, error, 'start latency'))
-          .finally(() => client.close()),
-      );
+      const ended = client
+        .terminal(taskId)
+        .then((end) => {
+          outcome.ended += 1;
+          if (record) countEnd(outcome, end);
+        })
+        .catch((error: unknown) => countError(outcome, error, 'start latency'))
+        .finally(() => client.close());
+      pending.push(ended);
+      if (options.alone === true) await ended;
     } catch (error) {
       client.close();
       countError(outcome, error, 'start latency');

@@ -23,6 +23,8 @@ export interface ArsPlan {
   readonly settleS: number;
   /** Starts recorded by the start-latency phase. */
   readonly starts: number;
+  /** Starts recorded with each run ended before the next (0: not measured). */
+  readonly startsAlone?: number;
   /** Warm-up of the start-latency and throughput phases, ms. */
   readonly warmupMs: number;
   readonly clients: number;
@@ -97,6 +99,21 @@ async function arsPhases(system: ArsSystem, plan: ArsPlan, m: Measurement, print
       `  start request (fresh session, n=${latency.reply.n}): p50 ${f(latency.reply.p50)} p95 ${f(latency.reply.p95)} p99 ${f(latency.reply.p99)} ms; ` +
         `→ task.spawned p50 ${f(latency.spawned.p50)} p95 ${f(latency.spawned.p95)} ms; runs ${outcomeText(latency.outcome)}`,
     );
+    if ((plan.startsAlone ?? 0) > 0) {
+      const alone = await startLatencyPhase(system, {
+        samples: plan.startsAlone!,
+        warmupMs: 0,
+        query: plan.query,
+        maxMs: Math.max(60_000, plan.startsAlone! * 1_000),
+        alone: true,
+      });
+      ended += alone.outcome.ended;
+      Object.assign(out, { startAloneP50: alone.reply.p50, spawnedAloneP50: alone.spawned.p50 });
+      print(
+        `  start request, each run ended before the next (n=${alone.reply.n}): p50 ${f(alone.reply.p50)} p95 ${f(alone.reply.p95)} ms; ` +
+          `→ task.spawned p50 ${f(alone.spawned.p50)} ms`,
+      );
+    }
   }
   const tp = await throughputPhase(system, {
     clients: plan.clients,

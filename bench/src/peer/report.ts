@@ -23,6 +23,9 @@ export interface Figures {
   /** Start → the run's first event on SSE (this system: `task.spawned`; peer: phase b2's first event). */
   spawnedP50?: number;
   spawnedP95?: number;
+  /** With each run ended before the next start (`--starts-alone`): the start's own path, nothing in flight. */
+  startAloneP50?: number;
+  spawnedAloneP50?: number;
   /** Runs/s, 16 clients each waiting for its run's final event on SSE (peer: c3). */
   runsPerSecond?: number;
   /** Start → final event under that load, p50. */
@@ -115,6 +118,18 @@ const ROWS: readonly RowSpec[] = [
     targetText: '≤ 3',
   },
   { key: 'spawnedP95', label: 'start → task.spawned on SSE p95, ms', digits: 2, target: { kind: 'none' } },
+  {
+    key: 'startAloneP50',
+    label: 'start request p50, no run in flight (--starts-alone), ms',
+    digits: 2,
+    target: { kind: 'none' },
+  },
+  {
+    key: 'spawnedAloneP50',
+    label: 'start → task.spawned p50, no run in flight, ms',
+    digits: 2,
+    target: { kind: 'none' },
+  },
   {
     key: 'runsPerSecond',
     label: 'runs/s, 16 clients, final event on SSE',
