@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { ConfigError, loadConfig, startService, telemetryOptionsOf } from '@ars/service-kit';
 import type { BaseServiceConfig, ServiceDefinition } from '@ars/service-kit';
-import { createLogger, initMetrics, initTelemetry } from '@ars/telemetry';
+import { createLogger, initMetrics, initTelemetry, reportTelemetryProblems } from '@ars/telemetry';
 import type { Logger, LoggerOptions } from '@ars/telemetry';
 import { agentRegistryService } from '../../../services/agent-registry/src/service.ts';
 import { artifactService } from '../../../services/artifact/src/service.ts';
@@ -124,6 +124,8 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     version: g.BUILD_VERSION,
     instanceId: options.env['INSTANCE_ID'] ?? `${ONE_PROCESS_NAME}-${randomUUID().slice(0, 8)}`,
   });
+  // The process's telemetry problems (a failed export) are logged once, under a name of their own.
+  reportTelemetryProblems(loggerOf(options, 'telemetry', g.LOG_LEVEL));
   const telemetry = initTelemetry(processTelemetry.tracing);
   stops.push(() => telemetry.shutdown());
   const metrics = initMetrics(processTelemetry.metrics);

@@ -7,7 +7,14 @@ import { connectBus, createEventPublisher, createRpcClient, ensureInfrastructure
 import type { Bus, RpcHandler, ServedService } from '@ars/bus';
 import { openStore } from '@ars/store';
 import type { Store } from '@ars/store';
-import { PROMETHEUS_CONTENT_TYPE, createLogger, initMetrics, initTelemetry, metricsText } from '@ars/telemetry';
+import {
+  PROMETHEUS_CONTENT_TYPE,
+  createLogger,
+  initMetrics,
+  initTelemetry,
+  metricsText,
+  reportTelemetryProblems,
+} from '@ars/telemetry';
 import type { Logger, Metrics, SpanExporter, Telemetry } from '@ars/telemetry';
 import type { BaseServiceConfig } from './config.ts';
 import { telemetryOptionsOf } from './telemetry-config.ts';
@@ -92,6 +99,8 @@ async function connect(
   observeStoreTransactions();
   const base = overrides.logger ?? createLogger({ name: service, level: config.LOG_LEVEL });
   const logger = base.child({ instance_id: instanceId });
+  // A failed span or metric export is logged, not lost in silence (the one process: the first installs it).
+  reportTelemetryProblems(logger);
 
   const servers = config.NATS_URL.split(',').map((url) => url.trim());
   const bus = await connectBus({ servers, name: instanceId, logger });

@@ -26,6 +26,13 @@ export type {
 export { buildResource, parseKeyValueList } from './resource.ts';
 export type { ResourceOptions } from './resource.ts';
 export { createLogger, createMemoryLogger } from './logger.ts';
+export {
+  DIAG_REPEAT_WINDOW_MS,
+  diagLoggerFor,
+  reportTelemetryProblems,
+  stopReportingTelemetryProblems,
+} from './diag-logger.ts';
+export type { DiagReportOptions } from './diag-logger.ts';
 export type { Logger, LoggerOptions, LogLevel, MemoryLogger } from './logger.ts';
 export { injectTraceContext, extractTraceContext } from './propagation.ts';
 export { recordFailedCall, startSpan, withSpan } from './spans.ts';

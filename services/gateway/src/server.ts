@@ -23,7 +23,7 @@ import {
 import type { TokenIssuer } from '@ars/auth';
 import { METHODS } from '@ars/contracts';
 import { telemetryOptionsOf } from '@ars/service-kit/config';
-import { createLogger, initMetrics, initTelemetry } from '@ars/telemetry';
+import { createLogger, initMetrics, initTelemetry, reportTelemetryProblems } from '@ars/telemetry';
 import type { Logger, Metrics, SpanExporter, Telemetry } from '@ars/telemetry';
 import type { FastifyInstance } from 'fastify';
 import { buildGateway } from './app.ts';
@@ -206,6 +206,8 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
   const logger = (overrides.logger ?? createLogger({ name: 'gateway', level: config.LOG_LEVEL })).child({
     instance_id: config.INSTANCE_ID,
   });
+  // A failed span or metric export is logged, not lost in silence (the one process: the first installs it).
+  reportTelemetryProblems(logger);
   let bus: Bus | undefined;
   let revocations: RevocationList | undefined;
   try {
