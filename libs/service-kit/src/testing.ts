@@ -3,6 +3,7 @@
  * process against a nats-server the test spawned, and call it over NATS.
  * Test support only; production code never imports this entry.
  */
+import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { isServiceError } from '@ars/contracts';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
@@ -23,6 +24,21 @@ export const TEST_IDENTITY: VerifiedIdentity = Object.freeze({
   session: 'test-session',
   scopes: Object.freeze(['admin']),
 });
+
+/** A verified identity as the gateway would put in the request headers. */
+export function caller(
+  tenant: string,
+  user: string,
+  session: string,
+  scopes: readonly string[] = [],
+): VerifiedIdentity {
+  return { tenant, user, session, scopes };
+}
+
+/** A tenant name no other test uses. */
+export function uniqueTenant(label = 't'): string {
+  return `${label}-${randomUUID().slice(0, 8)}`;
+}
 
 /** Options of {@link startInProcess}. */
 export interface InProcessOptions {
@@ -109,7 +125,7 @@ export async function storedEvents(
   // A read ends at the first message delivered with a pending count of 0,
   // which can fall short while the stream is appended to: read again after
   // the last one until a read starts with nothing pending.
-  for (let last = after; ; ) {
+  for (let last = after; ;) {
     const reader = await readEvents(bus, { filterSubject, ...(last > 0 ? { startSequence: last + 1 } : {}) });
     const before = last;
     try {

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,20 +13,7 @@ export const ADMIN = [SCOPES.admin] as const;
 export const FLEET = [SCOPES.consoleFleet] as const;
 export const NONE = [] as const;
 
-/** A verified identity as the gateway would put in the request headers. */
-export function caller(
-  tenant: string,
-  user: string,
-  session: string,
-  scopes: readonly string[] = NONE,
-): VerifiedIdentity {
-  return { tenant, user, session, scopes };
-}
-
-/** A tenant name no other test uses. */
-export function uniqueTenant(label = 't'): string {
-  return `${label}-${randomUUID().slice(0, 8)}`;
-}
+export { caller, uniqueTenant } from '@ars/service-kit/testing';
 
 /** A spawned nats-server with the memory service in-process, called over NATS. */
 export interface MemoryHarness {
