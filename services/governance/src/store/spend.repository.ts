@@ -237,7 +237,13 @@ export function createSpendRepository(store: Store): SpendRepository {
           await calls.insertOne({ _id: JSON.stringify([tenant, callId]), tenant, recorded_at: at });
         } catch (error) {
           if (!isDuplicateKeyError(error)) throw error;
-          const windows = await Promise.all(BUDGET_PERIODS.map((p) => repository.current(tenant, tier, p, nowMs)));
+          // The windows as they are: one read of the document (the old layout's only when it has none).
+          const doc = await spend.findOne({ _id: idOf(tenant, tier) });
+          const starts = startsAt(nowMs);
+          const windows =
+            doc === null
+              ? await Promise.all(BUDGET_PERIODS.map((p) => repository.current(tenant, tier, p, nowMs)))
+              : BUDGET_PERIODS.map((p) => windowAt(doc, p, starts[p]));
           return { windows, duplicate: true };
         }
       }
