@@ -53,16 +53,46 @@ export function assertDatabaseName(name: string): void {
   }
 }
 
-function assertNoUndefined(value: unknown, where: string): void {
-  if (value === undefined) throw invalidCall(`undefined value at ${where}`);
-  if (Array.isArray(value)) value.forEach((item, index) => assertNoUndefined(item, `${where}.${index}`));
-  else if (isPlainObject(value)) {
-    for (const [key, item] of Object.entries(value)) assertNoUndefined(item, `${where}.${key}`);
+/*
+ * The walkers below run on every filter, update and document, so they take
+ * the common case, nothing wrong, allocating little: plain objects are
+ * walked by `Object.keys` (not `Object.entries`, a pair array per member;
+ * not `for…in`, which would also see a member someone added to
+ * `Object.prototype`), and a path for the error message is built only once
+ * something was found, by walking again.
+ */
+
+/** True when `value` holds `undefined` anywhere (arrays and plain objects walked). */
+function holdsUndefined(value: unknown): boolean {
+  if (value === undefined) return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (holdsUndefined(item)) return true;
+  } else if (isPlainObject(value)) {
+    for (const key of Object.keys(value)) if (holdsUndefined(value[key])) return true;
   }
+  return false;
+}
+
+/** The path of the first `undefined` in `value` (which holds one), from `where`. */
+function undefinedPath(value: unknown, where: string): string {
+  if (Array.isArray(value)) {
+    const index = value.findIndex(holdsUndefined);
+    return undefinedPath(value[index], `${where}.${index}`);
+  }
+  if (isPlainObject(value)) {
+    for (const key of Object.keys(value))
+      if (holdsUndefined(value[key])) return undefinedPath(value[key], `${where}.${key}`);
+  }
+  return where;
+}
+
+function assertNoUndefined(value: unknown, where: string): void {
+  if (holdsUndefined(value)) throw invalidCall(`undefined value at ${undefinedPath(value, where)}`);
 }
 
 function checkOperators(path: string, operators: Record<string, unknown>): void {
-  for (const [operator, operand] of Object.entries(operators)) {
+  for (const operator of Object.keys(operators)) {
+    const operand = operators[operator];
     if (!FIELD_OPERATORS.has(operator)) throw invalidCall(`unsupported query operator ${operator} on ${path}`);
     assertNoUndefined(operand, `${path}.${operator}`);
     if ((operator === '$in' || operator === '$nin') && !Array.isArray(operand)) {
@@ -89,7 +119,8 @@ function checkOperators(path: string, operators: Record<string, unknown>): void 
  */
 export function checkFilter(filter: unknown, where = 'filter'): void {
   if (!isPlainObject(filter)) throw invalidCall(`${where} must be a plain object`);
-  for (const [key, value] of Object.entries(filter)) {
+  for (const key of Object.keys(filter)) {
+    const value = filter[key];
     if (key === '$or' || key === '$and') {
       if (!Array.isArray(value) || value.length === 0) throw invalidCall(`${key} needs a non-empty array`);
       value.forEach((clause, index) => checkFilter(clause, `${where}.${key}.${index}`));
@@ -106,16 +137,38 @@ export function checkFilter(filter: unknown, where = 'filter'): void {
   }
 }
 
-function checkFieldNames(value: unknown, where: string): void {
-  if (Array.isArray(value)) value.forEach((item, index) => checkFieldNames(item, `${where}.${index}`));
-  else if (isPlainObject(value)) {
-    for (const [key, item] of Object.entries(value)) {
-      if (key === '' || key.startsWith('$') || key.includes('.')) {
-        throw invalidCall(`field name ${JSON.stringify(key)} at ${where} is empty, starts with $ or holds a dot`);
-      }
-      checkFieldNames(item, `${where}.${key}`);
-    }
+function isBadFieldName(key: string): boolean {
+  return key === '' || key.charCodeAt(0) === 36 /* $ */ || key.includes('.');
+}
+
+/** True when a plain object in `value` has a bad field name. */
+function holdsBadFieldName(value: unknown): boolean {
+  if (Array.isArray(value)) {
+    for (const item of value) if (holdsBadFieldName(item)) return true;
+  } else if (isPlainObject(value)) {
+    for (const key of Object.keys(value)) if (isBadFieldName(key) || holdsBadFieldName(value[key])) return true;
   }
+  return false;
+}
+
+/** Throws for the first bad field name in `value` (which holds one), with its path from `where`. */
+function throwBadFieldName(value: unknown, where: string): never {
+  if (Array.isArray(value)) {
+    const index = value.findIndex(holdsBadFieldName);
+    return throwBadFieldName(value[index], `${where}.${index}`);
+  }
+  const object = value as Record<string, unknown>;
+  for (const key of Object.keys(object)) {
+    if (isBadFieldName(key)) {
+      throw invalidCall(`field name ${JSON.stringify(key)} at ${where} is empty, starts with $ or holds a dot`);
+    }
+    if (holdsBadFieldName(object[key])) return throwBadFieldName(object[key], `${where}.${key}`);
+  }
+  throw new Error('throwBadFieldName: no bad field name');
+}
+
+function checkFieldNames(value: unknown, where: string): void {
+  if (holdsBadFieldName(value)) throwBadFieldName(value, where);
 }
 
 /**
@@ -137,14 +190,26 @@ export function stripUndefined<V>(value: V): V {
     return value.map((item: unknown) => (item === undefined ? null : stripUndefined(item))) as V;
   if (!isPlainObject(value)) return value;
   const copy: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
+  for (const key of Object.keys(value)) {
+    const item = value[key];
     if (item !== undefined) copy[key] = stripUndefined(item);
   }
   return copy as V;
 }
 
+/** True for a dotted path of non-empty parts, none starting with `$` (scanned: no array of parts made). */
+function isValidPath(path: string): boolean {
+  let start = 0;
+  for (let i = 0; i <= path.length; i += 1) {
+    if (i < path.length && path.charCodeAt(i) !== 46 /* . */) continue;
+    if (i === start || path.charCodeAt(start) === 36 /* $ */) return false;
+    start = i + 1;
+  }
+  return true;
+}
+
 function checkPathSyntax(path: string, where: string): void {
-  if (path === '' || path.split('.').some((part) => part === '' || part.startsWith('$'))) {
+  if (!isValidPath(path)) {
     throw invalidCall(`invalid field path ${JSON.stringify(path)} in ${where}`);
   }
 }
@@ -192,15 +257,17 @@ export function checkUpdate(update: unknown): Record<string, Record<string, unkn
     throw invalidCall('update must be a non-empty object of operators');
   }
   const paths: string[] = [];
-  for (const [operator, operand] of Object.entries(update)) {
+  for (const operator of Object.keys(update)) {
+    const operand = update[operator];
     if (!UPDATE_OPERATORS.has(operator)) throw invalidCall(`unsupported update operator ${operator}`);
     if (!isPlainObject(operand)) throw invalidCall(`${operator} needs an object`);
-    for (const [path, value] of Object.entries(operand)) {
+    for (const path of Object.keys(operand)) {
+      const value = operand[path];
       if (value === undefined) continue;
       checkPath(path, operator);
       checkOperand(operator, path, value);
-      if (operator !== '$push' || !isOperatorObject(value)) checkFieldNames(value, `${operator}.${path}`);
-      else checkFieldNames(value.$each, `${operator}.${path}`);
+      const named = operator !== '$push' || !isOperatorObject(value) ? value : value.$each;
+      if (holdsBadFieldName(named)) throwBadFieldName(named, `${operator}.${path}`);
       paths.push(path);
     }
   }
