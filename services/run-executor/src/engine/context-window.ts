@@ -40,6 +40,22 @@ export function promptBudget(window: number, reserve: number): number {
   return Math.floor(window * (1 - reserve));
 }
 
+/**
+ * The tools' JSON, made once per list: a run's list is fixed once prepared,
+ * and the estimate runs at every step (and at each compression attempt);
+ * stringifying every schema each time was most of the estimate's cost.
+ */
+const toolsJson = new WeakMap<readonly ToolSpec[], string>();
+
+function toolsText(tools: readonly ToolSpec[]): string {
+  let text = toolsJson.get(tools);
+  if (text === undefined) {
+    text = JSON.stringify(tools);
+    toolsJson.set(tools, text);
+  }
+  return text;
+}
+
 /** The estimated tokens of a prompt for `model` (not an OpenAI family's, or absent: 4 characters a token). */
 export function promptTokens(
   system: string,
@@ -49,11 +65,11 @@ export function promptTokens(
 ): number {
   const encoding = model === undefined ? undefined : encodingOf(model);
   if (encoding !== undefined) {
-    let tokens = textTokens(system, encoding) + (tools.length === 0 ? 0 : textTokens(JSON.stringify(tools), encoding));
+    let tokens = textTokens(system, encoding) + (tools.length === 0 ? 0 : textTokens(toolsText(tools), encoding));
     for (const m of messages) tokens += messageTokens(m, encoding);
     return tokens;
   }
-  let chars = system.length + (tools.length === 0 ? 0 : JSON.stringify(tools).length);
+  let chars = system.length + (tools.length === 0 ? 0 : toolsText(tools).length);
   for (const m of messages) {
     chars += m.content.length + 4;
     if (m.tool_call !== undefined) chars += m.tool_call.name.length + JSON.stringify(m.tool_call.args).length;
