@@ -7,7 +7,12 @@
  * times: they do not depend on the machine's load, so a change to the
  * store's use shows here exactly.
  *
- *   node bench/store-statements.bench.ts [--runs 200] [--clients 8] [--sites 25] [--query Q]
+ * The CPU time of this process over the counted runs (the services and the
+ * load generator, not nats-server) is printed per run too: with `--no-count`
+ * it is the figure to compare two versions of a service's code by,
+ * alternated, on this noisy machine.
+ *
+ *   node bench/store-statements.bench.ts [--runs 200] [--clients 8] [--warmup N] [--sites 25] [--query Q] [--no-count]
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -26,6 +31,8 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '200' },
     clients: { type: 'string', default: '8' },
     sites: { type: 'string', default: '25' },
+    // Runs before the counted ones (default three per client): every session admitted, the code compiled.
+    warmup: { type: 'string' },
     query: { type: 'string', default: '#script tool:echo{"a":1};tool:echo{"b":2};finish:done' },
     // Drive the runs without counting, e.g. under `node --cpu-prof`: the counting costs more than the statements.
     'no-count': { type: 'boolean', default: false },
@@ -122,10 +129,14 @@ try {
       }),
     );
   };
-  await drive(CLIENTS * 3); // warm: every session admitted, every cache filled
+  await drive(values.warmup === undefined ? CLIENTS * 3 : Number(values.warmup));
   counting = !values['no-count'];
   const began = performance.now();
+  const cpuBefore = process.cpuUsage();
+  const mainBefore = process.threadCpuUsage();
   await drive(RUNS);
+  const cpu = process.cpuUsage(cpuBefore);
+  const main = process.threadCpuUsage(mainBefore);
   const seconds = (performance.now() - began) / 1000;
   await new Promise((resolve) => setTimeout(resolve, 500)); // what the runs' events still cause
   counting = false;
@@ -135,6 +146,12 @@ try {
   const print = (line: string): void => void process.stdout.write(`${line}\n`);
   print(
     `store statements per run, ${RUNS} runs by ${CLIENTS} clients in ${seconds.toFixed(1)} s, query ${JSON.stringify(values.query)}`,
+  );
+  const cpuMs = (cpu.user + cpu.system) / 1000;
+  const mainMs = (main.user + main.system) / 1000;
+  print(
+    `  ${(cpuMs / RUNS).toFixed(3)} CPU ms per run in this process (services and load generator), ` +
+      `${(mainMs / RUNS).toFixed(3)} of them on its main thread`,
   );
   print(
     `  ${perRun(statements)} statements in ${perRun(transactions)} transactions (${perRun(readTransactions)} reads)`,
