@@ -1,5 +1,6 @@
 import type { Bus } from './connection.ts';
 import type { Subscription } from '@nats-io/transport-node';
+import { utf8 } from './utf8.ts';
 
 /**
  * Fan-out to every replica of a service: a core NATS subject without a queue
@@ -7,8 +8,6 @@ import type { Subscription } from '@nats-io/transport-node';
  * (a call in flight there) when the request that asks for it was load
  * balanced to another. Fire and forget; the body is JSON.
  */
-
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** The broadcast subject `name` of `service`: `ars.bcast.<service>.<name>`. */
@@ -19,7 +18,7 @@ export function broadcastSubject(service: string, name: string): string {
 /** Publishes `body` to every subscriber of `subject` (nothing when the connection is closed). */
 export function publishBroadcast(bus: Bus, subject: string, body: unknown): void {
   if (bus.nc.isClosed()) return;
-  bus.nc.publish(subject, encoder.encode(JSON.stringify(body)));
+  bus.nc.publish(subject, utf8(JSON.stringify(body)));
 }
 
 /** Calls `handler` with each broadcast body on `subject` (malformed JSON is dropped: broadcasts are best effort). */

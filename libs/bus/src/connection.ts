@@ -3,6 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Logger } from '@ars/telemetry';
+import { utf8 } from './utf8.ts';
 
 /** Options of {@link connectBus}. */
 export interface BusOptions {
@@ -149,14 +150,13 @@ function isProtocolInternals(value: unknown): value is ProtocolInternals {
 function coalesceFlushes(nc: NatsConnection): void {
   const protocol = (nc as unknown as { protocol?: unknown }).protocol;
   if (!isProtocolInternals(protocol)) return;
-  const encoder = new TextEncoder();
   let scheduled = false;
   const endOfTurn = (): void => {
     scheduled = false;
     protocol.flushPending();
   };
   protocol.sendCommand = (cmd, ...payloads) => {
-    protocol.outbound.fill(typeof cmd === 'string' ? encoder.encode(cmd) : cmd, ...payloads);
+    protocol.outbound.fill(typeof cmd === 'string' ? utf8(cmd) : cmd, ...payloads);
     if (protocol.outbound.size() >= protocol.pendingLimit) protocol.flushPending();
     else if (!scheduled) {
       scheduled = true;

@@ -4,6 +4,7 @@ import { context, extractTraceContext, injectTraceContext, tracingActive } from 
 import type { Bus } from './connection.ts';
 import { replyMuxOf, ReplyMuxError } from './reply-mux.ts';
 import { controlSubject } from './subjects.ts';
+import { utf8 } from './utf8.ts';
 
 /**
  * A live run's control inbox (`controlSubject(task_id)`), both sides: the
@@ -43,8 +44,6 @@ export interface ControlRequestOptions {
   /** How long to wait for the inbox's answer, in milliseconds. */
   readonly timeoutMs: number;
 }
-
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 const DELIVERY_FAILURES: Readonly<Record<string, ControlDeliveryFailure>> = {
@@ -86,7 +85,7 @@ export async function requestControl(
   injectTraceContext((key, value) => h.set(key, value));
   let msg: Msg;
   try {
-    msg = await replyMuxOf(bus.nc).request(controlSubject(taskId), encoder.encode(JSON.stringify(envelope)), {
+    msg = await replyMuxOf(bus.nc).request(controlSubject(taskId), utf8(JSON.stringify(envelope)), {
       timeoutMs: options.timeoutMs,
       headers: h,
     });
@@ -127,8 +126,7 @@ export function serveControlInbox(
     callback: (error, msg) => {
       // A subscription error (a permission refusal) is reported on the connection's status, which the bus logs.
       if (error !== null) return;
-      const handle = () =>
-        onControl(parseJson(msg.data), (answer) => msg.respond(encoder.encode(JSON.stringify(answer))));
+      const handle = () => onControl(parseJson(msg.data), (answer) => msg.respond(utf8(JSON.stringify(answer))));
       // The sender's trace is active while the control is handled (its span links to it); no work when nothing traces.
       if (!tracingActive()) handle();
       else

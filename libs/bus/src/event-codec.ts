@@ -1,5 +1,6 @@
 import { ServiceError } from '@ars/contracts';
 import type { EventFrame } from '@ars/contracts';
+import { utf8 } from './utf8.ts';
 
 /** The JSON body stored on the EVENTS stream for one event. */
 export interface StoredEvent {
@@ -29,13 +30,11 @@ export function traceIdOf(traceparent: string | undefined): string | undefined {
   const id = traceparent.slice(3, 35);
   return TRACE_ID.test(id) && id !== '00000000000000000000000000000000' ? id : undefined;
 }
-
-const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Serialises a stored event. */
 export function encodeStoredEvent(event: StoredEvent): Uint8Array {
-  return encoder.encode(JSON.stringify(event));
+  return utf8(JSON.stringify(event));
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -7,6 +7,7 @@ import type { Bus } from './connection.ts';
 import { replyMuxOf, ReplyMuxError } from './reply-mux.ts';
 import { encodeIdentityHeaders } from './rpc-headers.ts';
 import { rpcSubject } from './subjects.ts';
+import { utf8 } from './utf8.ts';
 
 /** Options of {@link createRpcClient}. */
 export interface RpcClientOptions {
@@ -35,8 +36,6 @@ export interface RpcClient {
 }
 
 export const DEFAULT_RPC_TIMEOUT_MS = 10_000;
-
-const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Maps a transport failure of a request to the catalogue. */
@@ -84,7 +83,7 @@ export function createRpcClient(bus: Bus, options: RpcClientOptions = {}): RpcCl
         const h = headers();
         encodeIdentityHeaders(identity, (key, value) => h.set(key, value));
         injectTraceContext((key, value) => h.set(key, value));
-        const payload = body === undefined ? Empty : encoder.encode(JSON.stringify(body));
+        const payload = body === undefined ? Empty : utf8(JSON.stringify(body));
         let msg: Msg;
         try {
           msg = await replyMuxOf(bus.nc).request(subject, payload, { timeoutMs, headers: h });

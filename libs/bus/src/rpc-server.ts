@@ -7,6 +7,7 @@ import type { Logger, Span } from '@ars/telemetry';
 import type { Bus } from './connection.ts';
 import { decodeIdentityHeaders } from './rpc-headers.ts';
 import { rpcSubject } from './subjects.ts';
+import { utf8 } from './utf8.ts';
 
 /** One request as a handler sees it. */
 export interface RpcRequest {
@@ -50,8 +51,6 @@ export interface ServedService {
   /** Stops answering (drains the endpoint subscriptions). */
   stop(): Promise<void>;
 }
-
-const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Endpoint names allow `[-\w]` only: `tasks.get` → `tasks-get`. */
@@ -136,7 +135,7 @@ function undeliverable(error: unknown, bytes: number): ServiceError {
 }
 
 function respond(ctx: EndpointContext, msg: ServiceMsg, reply: RpcReply): void {
-  const data = encoder.encode(JSON.stringify(reply));
+  const data = utf8(JSON.stringify(reply));
   try {
     if (reply.ok) msg.respond(data);
     else msg.respondError(reply.error.status, reply.error.code, data);
@@ -146,7 +145,7 @@ function respond(ctx: EndpointContext, msg: ServiceMsg, reply: RpcReply): void {
     const fields = { err: error, method: ctx.method, bytes: data.length, code: fallback.code };
     if (fallback.code === 'internal') ctx.logger.error(fields, 'rpc reply could not be sent');
     else ctx.logger.warn(fields, 'rpc reply too large for the bus');
-    msg.respondError(fallback.status, fallback.code, encoder.encode(JSON.stringify(errorReply(fallback))));
+    msg.respondError(fallback.status, fallback.code, utf8(JSON.stringify(errorReply(fallback))));
   }
 }
 

@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ServiceError } from '@ars/contracts';
-import { AckPolicy, DeliverPolicy, headers, isConnectionUp, publishToStream, RUNS_STREAM, runsSubject } from '@ars/bus';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  headers,
+  isConnectionUp,
+  publishToStream,
+  RUNS_STREAM,
+  runsSubject,
+  utf8,
+} from '@ars/bus';
 import { injectTraceContext } from '@ars/telemetry';
 import type { Bus, Msg, Subscription } from '@ars/bus';
 import { CONSUMER_PREFIX, PRIORITY_BUCKETS, bucketOf, consumerName } from './priority.ts';
@@ -59,7 +68,6 @@ export interface WorkQueue {
 }
 
 const API_PREFIX = '$JS.API';
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /**
@@ -77,7 +85,7 @@ export async function enqueueRun(
   // The run's events then join the trace of the request that started it.
   injectTraceContext((key, value) => h.set(key, value));
   try {
-    await publishToStream(bus.nc, runsSubject(bucketOf(run.priority)), encoder.encode(JSON.stringify(body)), {
+    await publishToStream(bus.nc, runsSubject(bucketOf(run.priority)), utf8(JSON.stringify(body)), {
       msgId: options.msgId ?? `run-${run.task_id}`,
       headers: h,
     });
@@ -119,7 +127,7 @@ function toWorkItem(bus: Bus, msg: Msg): WorkItem {
   const send = (body: string, final: boolean): void => {
     if (settled || reply === '' || bus.nc.isClosed()) return;
     if (final) settled = true;
-    bus.nc.publish(reply, encoder.encode(body));
+    bus.nc.publish(reply, utf8(body));
   };
   return {
     taskId: taskIdOf(msg.data),
@@ -215,7 +223,7 @@ export function createWorkQueue(bus: Bus, options: WorkQueueOptions): WorkQueue 
       current = pull;
       bus.nc.publish(
         `${API_PREFIX}.CONSUMER.MSG.NEXT.${RUNS_STREAM}.${consumerName(bucket)}`,
-        encoder.encode(JSON.stringify({ batch: max, no_wait: true })),
+        utf8(JSON.stringify({ batch: max, no_wait: true })),
         { reply: `${prefix}.${token}` },
       );
     });
