@@ -1,10 +1,10 @@
-import { headers } from '@nats-io/transport-node';
 import type { Msg } from '@nats-io/transport-node';
 import { context, extractTraceContext, injectTraceContext, tracingActive } from '@ars/telemetry';
 import type { Bus } from './connection.ts';
 import { replyMuxOf, ReplyMuxError } from './reply-mux.ts';
 import { controlSubject } from './subjects.ts';
 import { utf8 } from './utf8.ts';
+import { outgoingHeaders } from './outgoing-headers.ts';
 
 /**
  * A live run's control inbox (`controlSubject(task_id)`), both sides: the
@@ -81,7 +81,7 @@ export async function requestControl(
   envelope: object,
   options: ControlRequestOptions,
 ): Promise<ControlInboxReply> {
-  const h = headers();
+  const h = outgoingHeaders();
   injectTraceContext((key, value) => h.set(key, value));
   let msg: Msg;
   try {

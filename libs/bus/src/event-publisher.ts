@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { headers } from '@nats-io/transport-node';
 import { getEvent, isServiceError, ServiceError } from '@ars/contracts';
 import type { EventDef } from '@ars/contracts';
 import { injectTraceContext, SpanKind, withSpan } from '@ars/telemetry';
@@ -11,6 +10,7 @@ import { redactPayload, scrubString } from './redactor.ts';
 import { publishTimer } from './publish-metrics.ts';
 import { publishToStream } from './stream-publish.ts';
 import { encodeToken, EVENT_RUN_HEADER, eventSubject } from './subjects.ts';
+import { outgoingHeaders } from './outgoing-headers.ts';
 
 /** Looks up a registry row by event type (`getEvent` of @ars/contracts by default). */
 export type EventLookup = (type: string) => EventRow | undefined;
@@ -114,7 +114,7 @@ export function createEventPublisher(bus: Bus, options: EventPublisherOptions): 
 
   async function store(event: StoredEvent, deduplicate: boolean): Promise<PublishResult> {
     const subject = eventSubject(event);
-    const h = headers();
+    const h = outgoingHeaders();
     h.set(SOURCE_HEADER, source);
     if (event.run !== '') h.set(EVENT_RUN_HEADER, encodeToken(event.run));
     let traceId: string | undefined;

@@ -1,4 +1,4 @@
-import { Empty, headers } from '@nats-io/transport-node';
+import { Empty } from '@nats-io/transport-node';
 import type { Msg } from '@nats-io/transport-node';
 import { fromErrorReply, ServiceError } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
@@ -8,6 +8,7 @@ import { replyMuxOf, ReplyMuxError } from './reply-mux.ts';
 import { encodeIdentityHeaders } from './rpc-headers.ts';
 import { rpcSubject } from './subjects.ts';
 import { utf8 } from './utf8.ts';
+import { outgoingHeaders } from './outgoing-headers.ts';
 
 /** Options of {@link createRpcClient}. */
 export interface RpcClientOptions {
@@ -80,7 +81,7 @@ export function createRpcClient(bus: Bus, options: RpcClientOptions = {}): RpcCl
       const timeoutMs = callOptions.timeoutMs ?? defaultTimeout;
       const attributes = { 'rpc.system': 'nats', 'rpc.service': service, 'rpc.method': method };
       const send = async (): Promise<unknown> => {
-        const h = headers();
+        const h = outgoingHeaders();
         encodeIdentityHeaders(identity, (key, value) => h.set(key, value));
         injectTraceContext((key, value) => h.set(key, value));
         const payload = body === undefined ? Empty : utf8(JSON.stringify(body));

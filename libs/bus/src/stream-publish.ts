@@ -1,7 +1,7 @@
-import { headers } from '@nats-io/transport-node';
 import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import { isConnectionUp } from './connection.ts';
 import { replyMuxOf, ReplyMuxError } from './reply-mux.ts';
+import { outgoingHeaders } from './outgoing-headers.ts';
 
 /**
  * A JetStream publish on the connection's shared reply mux: the message goes
@@ -64,7 +64,7 @@ export async function publishToStream(
   data: Uint8Array,
   options: StreamPublishOptions = {},
 ): Promise<StreamAck> {
-  const h = options.headers ?? (options.msgId === undefined ? undefined : headers());
+  const h = options.headers ?? (options.msgId === undefined ? undefined : outgoingHeaders());
   if (options.msgId !== undefined) h?.set('Nats-Msg-Id', options.msgId);
   const timeoutMs = options.timeoutMs ?? 5_000;
   // Sent now it would be dropped by the client's next reconnect attempt: refused unsent instead.

@@ -5,7 +5,7 @@ import {
   encodeToken,
   EVENT_RUN_HEADER,
   eventSubject,
-  headers,
+  outgoingHeaders,
   publishTimer,
   publishToStream,
   redactPayload,
@@ -188,7 +188,7 @@ export function createEventPipeline(js: JsPipeline, options: EventPipelineOption
         payload: out.payload,
         ...(traceId === undefined ? {} : { trace_id: traceId }),
       };
-      const h = headers();
+      const h = outgoingHeaders();
       // Only a caller-chosen id can be published twice (a re-announced spawn, a
       // terminal event after a crash); a fresh random one never is, and each
       // Nats-Msg-Id costs nats-server a map entry for the duplicate window.

@@ -4,7 +4,7 @@ import { ServiceError } from '@ars/contracts';
 import {
   AckPolicy,
   DeliverPolicy,
-  headers,
+  outgoingHeaders,
   isConnectionUp,
   publishToStream,
   RUNS_STREAM,
@@ -81,7 +81,7 @@ export async function enqueueRun(
   options: { readonly msgId?: string } = {},
 ): Promise<void> {
   const body: RunMessage = { task_id: run.task_id };
-  const h = headers();
+  const h = outgoingHeaders();
   // The run's events then join the trace of the request that started it.
   injectTraceContext((key, value) => h.set(key, value));
   try {
