@@ -5,6 +5,7 @@ import { replyMuxOf, ReplyMuxError } from './reply-mux.ts';
 import { controlSubject } from './subjects.ts';
 import { utf8 } from './utf8.ts';
 import { outgoingHeaders } from './outgoing-headers.ts';
+import { headerOf } from './incoming-headers.ts';
 
 /**
  * A live run's control inbox (`controlSubject(task_id)`), both sides: the
@@ -131,7 +132,7 @@ export function serveControlInbox(
       if (!tracingActive()) handle();
       else
         context.with(
-          extractTraceContext((key) => msg.headers?.get(key) || undefined),
+          extractTraceContext((key) => headerOf(msg, key) || undefined),
           handle,
         );
     },

@@ -7,6 +7,7 @@ import type { Bus } from './connection.ts';
 import { addEphemeralConsumer } from './ephemeral-consumer.ts';
 import { EVENTS_STREAM } from './infrastructure.ts';
 import { EMPTY_TOKEN, EVENT_RUN_HEADER, EVENT_SUBJECT_PREFIX } from './subjects.ts';
+import { headerOf } from './incoming-headers.ts';
 
 /**
  * Reading the EVENTS stream without decoding it: the gateway's live tail
@@ -70,7 +71,7 @@ function toRecord(msg: JsMsg): EventRecord {
   return {
     seq: info.streamSequence,
     subject: msg.subject,
-    runToken: msg.headers?.get(EVENT_RUN_HEADER) || EMPTY_TOKEN,
+    runToken: headerOf(msg, EVENT_RUN_HEADER) || EMPTY_TOKEN,
     data: msg.data,
     storedAtMs: Math.floor(info.timestampNanos / 1_000_000),
     pending: info.pending,

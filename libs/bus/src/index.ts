@@ -106,6 +106,7 @@ export { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 export type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg, PubAck } from '@nats-io/jetstream';
 export { headers } from '@nats-io/transport-node';
 export { OutgoingHeaders, outgoingHeaders } from './outgoing-headers.ts';
+export { headerOf } from './incoming-headers.ts';
 export type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/transport-node';
 export type { KV, KvEntry } from '@nats-io/kv';
 export type { ObjectStore, ObjectInfo } from '@nats-io/obj';

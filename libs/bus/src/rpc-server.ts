@@ -8,6 +8,7 @@ import type { Bus } from './connection.ts';
 import { decodeIdentityHeaders } from './rpc-headers.ts';
 import { rpcSubject } from './subjects.ts';
 import { utf8 } from './utf8.ts';
+import { headerOf } from './incoming-headers.ts';
 
 /** One request as a handler sees it. */
 export interface RpcRequest {
@@ -69,7 +70,7 @@ function decodeBody(data: Uint8Array): unknown {
 }
 
 function headerReader(msg: ServiceMsg): (key: string) => string | undefined {
-  return (key) => (msg.headers?.has(key) === true ? msg.headers.get(key) : undefined);
+  return (key) => headerOf(msg, key);
 }
 
 function errorReply(error: ServiceError): RpcReply {

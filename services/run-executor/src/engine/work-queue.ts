@@ -4,6 +4,7 @@ import { ServiceError } from '@ars/contracts';
 import {
   AckPolicy,
   DeliverPolicy,
+  headerOf,
   outgoingHeaders,
   isConnectionUp,
   publishToStream,
@@ -133,7 +134,7 @@ function toWorkItem(bus: Bus, msg: Msg): WorkItem {
     taskId: taskIdOf(msg.data),
     bucket: bucketOfSubject(msg.subject),
     deliveryCount: deliveryCountOf(reply),
-    header: (name) => msg.headers?.get(name) || undefined,
+    header: (name) => headerOf(msg, name) || undefined,
     ack: () => send('+ACK', true),
     nak: (delayMs = 0) =>
       send(delayMs > 0 ? `-NAK ${JSON.stringify({ delay: Math.round(delayMs) * 1_000_000 })}` : '-NAK', true),

@@ -1,3 +1,4 @@
+import { headerOf } from '@ars/bus';
 import type { JsMsg } from '@ars/bus';
 import type { EventFrame } from '@ars/contracts';
 import { SpanKind, extractTraceContext, tracingActive, withSpan } from '@ars/telemetry';
@@ -10,7 +11,7 @@ import { SpanKind, extractTraceContext, tracingActive, withSpan } from '@ars/tel
  */
 export function withConsumerSpan<T>(msg: JsMsg, frame: EventFrame, consumer: string, fn: () => Promise<T>): Promise<T> {
   if (!tracingActive()) return fn();
-  const parent = extractTraceContext((key) => msg.headers?.get(key) || undefined);
+  const parent = extractTraceContext((key) => headerOf(msg, key) || undefined);
   return withSpan(
     `process ${frame.type}`,
     {
