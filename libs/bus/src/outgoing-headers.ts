@@ -76,8 +76,16 @@ export class OutgoingHeaders implements MsgHdrs {
   }
 
   set(key: string, value: string, match?: string): void {
-    this.delete(key, match);
-    this.append(key, value, match);
+    if (match !== undefined && match !== 'exact') {
+      this.delete(key, match);
+      this.append(key, value, match);
+      return;
+    }
+    // The path every sender takes: no search, one map write (deleted first, so the key moves to the end as in nats-core).
+    checkKey(key);
+    const checked = checkedValue(value);
+    this.#entries.delete(key);
+    this.#entries.set(key, [checked]);
   }
 
   append(key: string, value: string, match?: string): void {
