@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EVENTS_STREAM } from '@ars/bus';
 import { ServiceError, SessionsDeleteResponse } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
+import { databaseName } from '@ars/service-kit';
 import { outcomeOf } from '@ars/service-kit/testing';
+import { openStore } from '@ars/store';
 import { STATE_RECORDS_CONSUMER } from '../src/consumers/task-events.ts';
+import { SESSION_TASK_TOTALS_COLLECTION, SESSION_TASKS_COLLECTION } from '../src/store/projection.repository.ts';
+import { STATE_RECORDS_COLLECTION } from '../src/store/state-record.repository.ts';
 import type { Bed } from './support.ts';
 import {
   bodyIdentity,
@@ -179,11 +184,24 @@ describe('sessions.delete (right to erasure)', () => {
     const me = freshIdentity();
     await bed.admit(me);
     await erase(me);
-    await publishTask(bed, me, 'task.spawned', runId());
+    const run = runId();
+    await publishTask(bed, me, 'task.spawned', run);
+    await publishTask(bed, me, 'task.started', run);
     await consumerCaughtUp();
     const types = (await readEvents(bed.bus, bodyIdentity(me))).map((e) => e.type);
-    expect(types).toEqual(['session.erased', 'task.spawned']);
+    expect(types).toEqual(['session.erased', 'task.spawned', 'task.started']);
     expect(await outcomeOf(bed.admit(me))).toMatchObject({ ok: false, code: 'session_erased' });
+    // Nothing of the events stayed in the store: records, task rows, the task total.
+    // The service's own database, as startService opens it: <DATA_DIR>/<service>/<database>.
+    const store = await openStore({ dataDir: join(bed.dataDir, 'session'), database: databaseName('session') });
+    try {
+      const owned = { tenant: me.tenant, user: me.user, session_id: me.session };
+      for (const name of [STATE_RECORDS_COLLECTION, SESSION_TASKS_COLLECTION, SESSION_TASK_TOTALS_COLLECTION]) {
+        expect({ name, count: await store.collection(name).countDocuments(owned) }).toEqual({ name, count: 0 });
+      }
+    } finally {
+      await store.close();
+    }
   });
 
   it('finishes an interrupted erasure when the service comes back', async () => {

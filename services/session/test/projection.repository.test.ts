@@ -32,6 +32,22 @@ describe('projection repository (embedded, in memory)', () => {
     expect(await projections.taskCounts(triple)).toMatchObject({ pending: 1, running: 1, complete: 0 });
   });
 
+  it('answers the prior status and first sight alike, whichever order the events come in and however they are hinted', async () => {
+    // In order, the spawn hinted as the task's first event.
+    expect(await projections.applyTask(triple, 'a', 'pending', 1, true)).toEqual({ isNew: true });
+    expect(await projections.applyTask(triple, 'a', 'running', 2)).toEqual({ prior: 'pending', isNew: false });
+    // A redelivered spawn: the row is newer, nothing changes.
+    expect(await projections.applyTask(triple, 'a', 'pending', 1, true)).toEqual({ prior: 'running', isNew: false });
+    expect(await projections.applyTask(triple, 'a', 'complete', 3)).toEqual({ prior: 'running', isNew: false });
+    // A redelivered completion changes nothing either.
+    expect(await projections.applyTask(triple, 'a', 'complete', 3)).toEqual({ prior: 'complete', isNew: false });
+    // Out of order: the start first (not hinted), then its spawn.
+    expect(await projections.applyTask(triple, 'b', 'running', 5)).toEqual({ isNew: true });
+    expect(await projections.applyTask(triple, 'b', 'pending', 4, true)).toEqual({ prior: 'running', isNew: false });
+    expect(await projections.taskCounts(triple)).toMatchObject({ pending: 0, running: 1, complete: 1 });
+    expect(await projections.taskTotal(triple)).toBe(2);
+  });
+
   it('sets a total left short by a crash right when the counts are read', async () => {
     await projections.applyTask(triple, 'a', 'pending', 1);
     // A row written by a process that died before counting it.

@@ -4,7 +4,7 @@ import type { RpcClient } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
 import type { Catalog } from '../catalog/admission.ts';
 import type { TurnQueries } from '../catalog/turn-queries.ts';
-import { isTombstone, toIsoUtc } from '../domain/session.ts';
+import { toIsoUtc } from '../domain/session.ts';
 import type { SessionDoc, SessionTriple } from '../domain/session.ts';
 import { taskStateRecord, transitionOf, turnRecord } from '../domain/state-records.ts';
 import type { StateRecordDoc, StateRecordInput } from '../domain/state-records.ts';
@@ -53,8 +53,9 @@ type QueryOutcome = { readonly query: string } | { readonly errorClass: string }
  *   Source `auto`, or `session.naming_failed` with the error class);
  * - activity moves `last_seen_at` forward.
  * Records are keyed by stream sequence: a redelivered event inserts nothing
- * twice. Events of an erased session are dropped; a session seen first on
- * the stream is opened.
+ * twice. The session is read once, after an event's writes: an erased
+ * one's are undone, so nothing of it stays; a session seen first on the
+ * stream is opened.
  */
 export function createTaskEventHandler(deps: TaskEventDeps): EventHandler {
   async function readQuery(triple: SessionTriple, taskId: string): Promise<QueryOutcome> {
@@ -91,28 +92,38 @@ export function createTaskEventHandler(deps: TaskEventDeps): EventHandler {
     }
   }
 
-  /** Undoes this event's writes when an erasure started meanwhile (it may have deleted before we wrote). */
-  async function dropIfErased(triple: SessionTriple, written: readonly StateRecordDoc[]): Promise<void> {
-    const current = await deps.sessions.find(triple);
-    if (current === null || !isTombstone(current.status)) return;
+  /**
+   * The session after this event's writes, read once: undefined when it is
+   * erased, and then this event's writes are undone (an erasure that started
+   * before them, or meanwhile, may have deleted before they were made); a
+   * session seen first on the stream is opened.
+   */
+  async function sessionAfter(triple: SessionTriple, written: readonly StateRecordDoc[]) {
+    const session = await deps.catalog.ensure(triple);
+    if (session !== undefined) return session;
     await deps.records.deleteByIds(written.map((r) => r._id));
     await deps.projections.deleteSession(triple);
+    return undefined;
   }
 
   return async (frame) => {
     const transition = transitionOf(frame.type, frame.payload);
     if (transition === undefined) return;
     const triple: SessionTriple = { tenant: frame.tenant, user: frame.user, session: frame.session };
-    const session = await deps.catalog.ensure(triple);
-    if (session === undefined) return; // erased: nothing of it is recorded any more
-
     const input: StateRecordInput = {
       triple,
       streamSequence: frame.sequence,
       occurredAt: toIsoUtc(frame.occurred_at),
       taskId: transition.taskId,
     };
-    const applied = await deps.projections.applyTask(triple, transition.taskId, transition.status, frame.sequence);
+    const spawned = frame.type === 'task.spawned';
+    const applied = await deps.projections.applyTask(
+      triple,
+      transition.taskId,
+      transition.status,
+      frame.sequence,
+      spawned,
+    );
     const written: StateRecordDoc[] = [];
     let query: QueryOutcome | undefined;
     if (transition.isTurn) {
@@ -122,11 +133,12 @@ export function createTaskEventHandler(deps: TaskEventDeps): EventHandler {
     written.push(taskStateRecord(input, transition.status, transition.priorStatus ?? applied.prior));
     for (const record of written) await deps.records.insert(record);
 
-    const spawned = frame.type === 'task.spawned';
+    // Read after the writes, so that an erasure racing them is seen (the entry is a tombstone by then).
+    const session = await sessionAfter(triple, written);
+    if (session === undefined) return;
     const task = spawned ? { id: transition.taskId, total: await deps.projections.taskTotal(triple) } : undefined;
     await deps.sessions.noteActivity(triple, input.occurredAt, task, session);
     if (query !== undefined) await nameSession(triple, query, session);
-    await dropIfErased(triple, written);
     deps.logger.debug({ sequence: frame.sequence, eventType: frame.type }, 'state records written');
   };
 }

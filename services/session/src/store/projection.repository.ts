@@ -48,8 +48,18 @@ export interface TaskApplied {
 /** Projections behind `sessions.inspect` counters, fed by the event consumers. */
 export interface ProjectionRepository {
   ensureIndexes(): Promise<void>;
-  /** Sets the task's status unless a later event already did. */
-  applyTask(triple: SessionTriple, taskId: string, status: TaskStatus, sequence: number): Promise<TaskApplied>;
+  /**
+   * Sets the task's status unless a later event already did. `firstSeen`
+   * (the task's spawn) tries the insert first, any other event the update:
+   * one store operation on the common path, either way the same outcome.
+   */
+  applyTask(
+    triple: SessionTriple,
+    taskId: string,
+    status: TaskStatus,
+    sequence: number,
+    firstSeen?: boolean,
+  ): Promise<TaskApplied>;
   /** Exact counts by status (a read of the session's rows); also repairs the session's total. */
   taskCounts(triple: SessionTriple): Promise<StatusCounts>;
   /**
@@ -115,23 +125,45 @@ export function createProjectionRepository(store: Store): ProjectionRepository {
     taskId: string,
     status: TaskStatus,
     sequence: number,
+    firstSeen = false,
   ): Promise<TaskApplied> {
     const _id = rowId(triple, taskId);
-    const existing = await tasks.findOne({ _id });
-    if (existing === null) {
-      try {
-        await tasks.insertOne({ _id, ...owner(triple), task_id: taskId, status, last_sequence: sequence });
-        await countTask(triple, taskId);
-        return { isNew: true };
-      } catch (error) {
-        if (!isDuplicateKeyError(error)) throw error;
-        return applyTask(triple, taskId, status, sequence); // a racing insert won: update it instead
-      }
+    if (firstSeen) {
+      const inserted = await insertTask(triple, _id, taskId, status, sequence);
+      if (inserted !== undefined) return inserted;
     }
-    if (existing.last_sequence < sequence) {
-      await tasks.updateOne({ _id, last_sequence: { $lt: sequence } }, { $set: { status, last_sequence: sequence } });
+    for (;;) {
+      const before = await tasks.findOneAndUpdate(
+        { _id, last_sequence: { $lt: sequence } },
+        { $set: { status, last_sequence: sequence } },
+        { returnDocument: 'before' },
+      );
+      if (before !== null) return { prior: before.status, isNew: false };
+      // Nothing updated: a later (or this) event set the row already, or there is none yet.
+      const existing = await tasks.findOne({ _id });
+      if (existing !== null) return { prior: existing.status, isNew: false };
+      const inserted = await insertTask(triple, _id, taskId, status, sequence);
+      if (inserted !== undefined) return inserted;
+      // A racing insert won between the read and ours: update it instead.
     }
-    return { prior: existing.status, isNew: false };
+  }
+
+  /** The task's first row, counted; undefined when a row exists already. */
+  async function insertTask(
+    triple: SessionTriple,
+    _id: string,
+    taskId: string,
+    status: TaskStatus,
+    sequence: number,
+  ): Promise<TaskApplied | undefined> {
+    try {
+      await tasks.insertOne({ _id, ...owner(triple), task_id: taskId, status, last_sequence: sequence });
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+      return undefined;
+    }
+    await countTask(triple, taskId);
+    return { isNew: true };
   }
 
   /** Adds one to the session's total, once per task even when the same task's count is retried. */
