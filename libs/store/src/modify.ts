@@ -93,8 +93,10 @@ function applyOne(document: Record<string, unknown>, operator: string, path: str
 export function applyModifiers(document: NedbDocument, modifiers: NedbQuery): NedbDocument {
   const copy = deepCopy(document);
   try {
-    for (const [operator, fields] of Object.entries(modifiers as Operators)) {
-      for (const [path, value] of Object.entries(fields)) applyOne(copy, operator, path, value);
+    const operators = modifiers as Operators;
+    for (const operator of Object.keys(operators)) {
+      const fields = operators[operator] as Record<string, unknown>;
+      for (const path of Object.keys(fields)) applyOne(copy, operator, path, fields[path]);
     }
     return copy;
   } catch (error) {

@@ -75,7 +75,8 @@ function translateOperators(path: string, operators: Record<string, unknown>, ou
 export function toNedbQuery(filter: Record<string, unknown>): NedbQuery {
   const out: NedbQuery = {};
   const and: NedbQuery[] = [];
-  for (const [key, value] of Object.entries(filter)) {
+  for (const key of Object.keys(filter)) {
+    const value = filter[key];
     if (key === '$or') out.$or = (value as Record<string, unknown>[]).map(toNedbQuery);
     else if (key === '$and') and.push(...(value as Record<string, unknown>[]).map(toNedbQuery));
     else if (value instanceof RegExp) out[key] = safeRegExp(value);

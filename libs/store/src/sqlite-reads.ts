@@ -93,7 +93,8 @@ export class Reader {
         yield* parsed(this.#tables.scan());
         return;
       case 'ids':
-        for (const id of new Set(plan.ids)) {
+        // One id (nearly every lookup) needs no Set to come once.
+        for (const id of plan.ids.length === 1 ? plan.ids : new Set(plan.ids)) {
           const text = this.#tables.document(idBytes(id));
           if (text !== undefined) yield deserializeDocument(text);
         }

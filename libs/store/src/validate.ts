@@ -237,7 +237,8 @@ function checkOperand(operator: string, path: string, operand: unknown): void {
 }
 
 function assertNoConflicts(paths: string[]): void {
-  const sorted = [...paths].sort();
+  if (paths.length < 2) return;
+  const sorted = paths.sort(); // the caller's own array, not kept
   for (let i = 1; i < sorted.length; i += 1) {
     const previous = sorted[i - 1] as string;
     const current = sorted[i] as string;
