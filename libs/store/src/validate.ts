@@ -236,8 +236,25 @@ function checkOperand(operator: string, path: string, operand: unknown): void {
   }
 }
 
+/** True when `a` and `b` are one path, or one is a prefix of the other (`a` and `a.b`). */
+function overlaps(a: string, b: string): boolean {
+  if (a.length > b.length) return overlaps(b, a);
+  return a === b || (b.startsWith(a) && b.charCodeAt(a.length) === 46); // '.'
+}
+
+/** Updates name a few paths: below this many, every pair is compared (no sorted copy per update). */
+const PAIRWISE_PATHS = 16;
+
 function assertNoConflicts(paths: string[]): void {
-  if (paths.length < 2) return;
+  if (paths.length < PAIRWISE_PATHS) {
+    for (let i = 1; i < paths.length; i += 1) {
+      for (let j = 0; j < i; j += 1) {
+        const [a, b] = [paths[j] as string, paths[i] as string];
+        if (overlaps(a, b)) throw invalidCall(`update paths ${a < b ? a : b} and ${a < b ? b : a} conflict`);
+      }
+    }
+    return;
+  }
   const sorted = paths.sort(); // the caller's own array, not kept
   for (let i = 1; i < sorted.length; i += 1) {
     const previous = sorted[i - 1] as string;

@@ -43,6 +43,30 @@ describe('the shared checks name where a call went wrong', () => {
   });
 });
 
+describe('update paths that overlap are refused, however many the update names', () => {
+  /** `n` distinct top-level paths (`p0` … ), then `extra`. */
+  const paths = (n: number, ...extra: string[]) => [...Array.from({ length: n }, (_, i) => `p${i}`), ...extra];
+  const updateOf = (list: readonly string[]) => ({ $set: Object.fromEntries(list.map((path) => [path, 1])) });
+
+  for (const many of [2, 40]) {
+    it(`with ${many} other paths`, () => {
+      expect(refusal(() => checkUpdate(updateOf(paths(many))))).toBe('');
+      // One path the prefix of another, in either order, across operators too.
+      expect(refusal(() => checkUpdate(updateOf(paths(many, 'meta.owner', 'meta'))))).toBe(
+        'update paths meta and meta.owner conflict',
+      );
+      expect(refusal(() => checkUpdate({ ...updateOf(paths(many, 'meta')), $unset: { 'meta.owner.id': 1 } }))).toBe(
+        'update paths meta and meta.owner.id conflict',
+      );
+      expect(refusal(() => checkUpdate({ ...updateOf(paths(many, 'n')), $inc: { n: 1 } }))).toBe(
+        'update paths n and n conflict',
+      );
+      // A shared beginning that is not a whole part is no overlap.
+      expect(refusal(() => checkUpdate(updateOf(paths(many, 'meta', 'metadata', 'meta_x', 'me.ta'))))).toBe('');
+    });
+  }
+});
+
 describe('the checks see only a call’s own members', () => {
   afterEach(() => {
     delete (Object.prototype as Record<string, unknown>)['polluted'];
