@@ -5,7 +5,7 @@
  * the typed client of the internal endpoint registry), discovery, the event
  * publisher with its redactor, and local nats-server processes for tests.
  */
-export { connectBus, isConnectionUp, maxPayloadOf } from './connection.ts';
+export { connectBus, flushNow, isConnectionUp, maxPayloadOf } from './connection.ts';
 export { ControlDeliveryError, requestControl, serveControlInbox } from './control-inbox.ts';
 export type {
   ControlDeliveryFailure,

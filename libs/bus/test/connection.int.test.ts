@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectBus, startNatsServer } from '../src/index.ts';
+import { connectBus, flushNow, startNatsServer } from '../src/index.ts';
 import type { Bus, NatsServerHandle } from '../src/index.ts';
 import { tempDir } from './helpers.ts';
 
@@ -55,6 +55,31 @@ describe('connectBus', () => {
       ...Array.from({ length: 10 }, (_, i) => `coalesce.sync.${i}`),
       ...Array.from({ length: 10 }, (_, i) => `coalesce.async.${i}`),
     ]);
+  });
+
+  it('flushNow writes what is held at once, in order, and leaves nothing for the end of the turn', async () => {
+    const received: string[] = [];
+    const done = new Promise<void>((resolve) => {
+      bus.nc.subscribe('flushnow.>', {
+        callback: (_error, msg) => {
+          received.push(msg.subject);
+          if (received.length === 3) resolve();
+        },
+      });
+    });
+    await bus.nc.flush();
+    const writes = countWrites(bus);
+    bus.nc.publish('flushnow.a');
+    bus.nc.publish('flushnow.b');
+    expect(writes.count()).toBe(0); // held for the end of the turn
+    flushNow(bus.nc);
+    expect(writes.count()).toBe(1);
+    flushNow(bus.nc); // nothing held: no write
+    expect(writes.count()).toBe(1);
+    bus.nc.publish('flushnow.c');
+    await done;
+    expect(writes.count()).toBe(2);
+    expect(received).toEqual(['flushnow.a', 'flushnow.b', 'flushnow.c']);
   });
 
   it('still answers requests across turns', async () => {

@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import type { z } from 'zod';
 import { METHODS } from '@ars/contracts';
 import type { MethodDef } from '@ars/contracts';
-import { connectBus, createEventPublisher, createRpcClient, ensureInfrastructure, serveService } from '@ars/bus';
+import {
+  connectBus,
+  createEventPublisher,
+  createRpcClient,
+  ensureInfrastructure,
+  flushNow,
+  serveService,
+} from '@ars/bus';
 import type { Bus, RpcHandler, ServedService } from '@ars/bus';
 import { openStore } from '@ars/store';
 import type { Store } from '@ars/store';
@@ -115,6 +122,9 @@ async function connect(
     database: databaseName(service),
     engine: config.STORE_ENGINE,
     inMemory: overrides.inMemoryStore ?? false,
+    // What the service sends right after a write (an event once its record is committed, a reply) leaves in
+    // the commit's turn, not a turn later.
+    afterCommit: () => flushNow(bus.nc),
   });
   closers.push({ name: 'store', close: () => store.close() });
   return { telemetry, metrics, logger, bus, store };

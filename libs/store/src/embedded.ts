@@ -70,6 +70,13 @@ export interface EmbeddedStoreOptions {
    * sqlite engine, what the import of nedb datafiles reports. @default ignore
    */
   onBackgroundError?: (error: StoreError) => void;
+  /**
+   * sqlite only. Runs after each commit of a turn's writes, in the same
+   * turn, once what awaited them went on (`ConnectionOptions.afterCommit`):
+   * a service flushes its bus connection there, so that what it sends after
+   * a write leaves at once instead of a turn later. @default nothing
+   */
+  afterCommit?: () => void;
 }
 
 /** The longest delay `setInterval` honours (about 24.8 days). */
@@ -290,7 +297,12 @@ export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<
   }
   if (engine === 'sqlite') {
     const onBackgroundError = options.onBackgroundError ?? (() => undefined);
-    return openSqliteStore({ database: options.database, directory, onBackgroundError });
+    return openSqliteStore({
+      database: options.database,
+      directory,
+      onBackgroundError,
+      afterCommit: options.afterCommit,
+    });
   }
   return new EmbeddedStore(options, directory);
 }

@@ -36,6 +36,8 @@ export interface OpenStoreOptions {
    * repairs and (sqlite) nedb import reports (log them). @default ignore
    */
   onBackgroundError?: (error: StoreError) => void;
+  /** Embedded sqlite only: see `EmbeddedStoreOptions.afterCommit`. */
+  afterCommit?: () => void;
 }
 
 /**

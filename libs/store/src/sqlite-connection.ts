@@ -125,8 +125,20 @@ interface Member {
  * write whose one change is its last ({@link lastChange}): SQLite undoes a
  * failed statement by itself, so such a write that fails leaves nothing.
  */
+/** Options of a {@link Connection}. */
+export interface ConnectionOptions {
+  /**
+   * Runs after each batch's commit, in the same turn, once the operations
+   * that awaited the commit went on to their next await: for what they
+   * started that is itself held to the end of a turn (the bus's coalesced
+   * socket writes), which would otherwise wait a whole turn more.
+   */
+  readonly afterCommit?: (() => void) | undefined;
+}
+
 export class Connection {
   readonly #db: DatabaseSync;
+  readonly #afterCommit: (() => void) | undefined;
   readonly #statements = new Map<string, StatementSync>();
   #dataVersion = -1;
   #generation = 0;
@@ -145,7 +157,8 @@ export class Connection {
    * tables. Only this setup waits inside SQLite for another process's lock
    * (once, while the store opens); transactions then never do.
    */
-  constructor(location: string) {
+  constructor(location: string, options: ConnectionOptions = {}) {
+    this.#afterCommit = options.afterCommit;
     this.#db = new DatabaseSync(location, { timeout: BUSY_TIMEOUT_MS });
     try {
       // WAL: readers never block the writer nor each other, across processes; NORMAL syncs at checkpoints only.
@@ -344,6 +357,9 @@ export class Connection {
       this.#waiting.delete(batch.done);
       finish();
     });
+    // Scheduled now, so it runs in the same turn right after the commit, once what awaited it ran (the
+    // event loop runs the promise continuations between two immediates).
+    if (this.#afterCommit !== undefined) setImmediate(this.#afterCommit);
     return this.#join('write', work);
   }
 

@@ -17,6 +17,8 @@ export interface SqliteStoreOptions {
   directory: string | null;
   /** Receives what the import of nedb datafiles reports. */
   onBackgroundError: (error: StoreError) => void;
+  /** See `ConnectionOptions.afterCommit`. */
+  afterCommit?: (() => void) | undefined;
 }
 
 /**
@@ -102,7 +104,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
   const location = directory === null ? ':memory:' : join(directory, SQLITE_FILENAME);
   let connection: Connection;
   try {
-    connection = await connect(location);
+    connection = await connect(location, (at) => new Connection(at, { afterCommit: options.afterCommit }));
   } catch (error) {
     throw new StoreError(`cannot open the embedded database ${location}`, { cause: error });
   }

@@ -112,3 +112,37 @@ describe('the sqlite connection: writes of one turn share a transaction', () => 
     expect(savepoints).toBe(1);
   });
 });
+
+describe('the sqlite connection: after the commit', () => {
+  it('runs afterCommit in the commit’s turn, once what awaited the writes went on, and only for a turn that wrote', async () => {
+    const order: string[] = [];
+    const connection = new Connection(':memory:', { afterCommit: () => order.push('afterCommit') });
+    try {
+      await connection.transaction('write', () => connection.exec('CREATE TABLE t (id TEXT PRIMARY KEY NOT NULL)'));
+      expect(order).toEqual([]); // this continuation runs before it too
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(order).toEqual(['afterCommit']);
+      order.length = 0;
+      const write = (id: string) => connection.transaction('write', () => connection.change(INSERT, id));
+      const written = Promise.all([write('a'), write('b')]).then(async () => {
+        order.push('continuation');
+        await Promise.resolve(); // a further await, still before the end of the turn
+        order.push('continuation, later');
+        // A timer due now runs at the start of the next turn, before that turn's immediates.
+        setTimeout(() => order.push('next turn'), 0);
+        const due = performance.now() + 3;
+        while (performance.now() < due) order.length += 0; // let the timer fall due
+      });
+      await written;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(order).toEqual(['continuation', 'continuation, later', 'afterCommit', 'next turn']);
+      // Reads alone commit nothing in a batch: no call.
+      order.length = 0;
+      await connection.transaction('read', () => connection.statement('SELECT id FROM t').all());
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(order).toEqual([]);
+    } finally {
+      connection.close();
+    }
+  });
+});
