@@ -133,6 +133,19 @@ function isProtocolInternals(value: unknown): value is ProtocolInternals {
 }
 
 /**
+ * Writes what `nc` holds for its socket now instead of at the end of the
+ * turn (`coalesceFlushes`), in the same order. For what a service sends
+ * from code that itself ran at the end of a turn (after its store's
+ * commit): its end-of-turn write was already due, and the next one is a
+ * whole turn away. Nothing happens while disconnected, or on a connection
+ * of another shape.
+ */
+export function flushNow(nc: NatsConnection): void {
+  const protocol = (nc as unknown as { protocol?: unknown }).protocol;
+  if (isProtocolInternals(protocol) && protocol.outbound.size() > 0) protocol.flushPending();
+}
+
+/**
  * nats-core writes its outbound buffer to the socket in a microtask after
  * the first command of a batch, so a service that answers requests, acks and
  * publishes from many promise continuations makes one `write(2)` per
@@ -147,19 +160,6 @@ function isProtocolInternals(value: unknown): value is ProtocolInternals {
  * patches the one connection's protocol handler, and only when its shape is
  * the one known (else nats-core's own flushing stays).
  */
-/**
- * Writes what `nc` holds for its socket now instead of at the end of the
- * turn (`coalesceFlushes`), in the same order. For what a service sends
- * from code that itself ran at the end of a turn (after its store's
- * commit): its end-of-turn write was already due, and the next one is a
- * whole turn away. Nothing happens while disconnected, or on a connection
- * of another shape.
- */
-export function flushNow(nc: NatsConnection): void {
-  const protocol = (nc as unknown as { protocol?: unknown }).protocol;
-  if (isProtocolInternals(protocol) && protocol.outbound.size() > 0) protocol.flushPending();
-}
-
 function coalesceFlushes(nc: NatsConnection): void {
   const protocol = (nc as unknown as { protocol?: unknown }).protocol;
   if (!isProtocolInternals(protocol)) return;

@@ -102,6 +102,17 @@ interface Member {
   bare: boolean;
 }
 
+/** Options of a {@link Connection}. */
+export interface ConnectionOptions {
+  /**
+   * Runs after each batch's commit, in the same turn, once the operations
+   * that awaited the commit went on to their next await: for what they
+   * started that is itself held to the end of a turn (the bus's coalesced
+   * socket writes), which would otherwise wait a whole turn more.
+   */
+  readonly afterCommit?: (() => void) | undefined;
+}
+
 /**
  * SQLite's own busy timeout is off after the setup: its handler sleeps inside the call,
  * blocking the event loop, and polls so rarely that a process writing in a
@@ -125,17 +136,6 @@ interface Member {
  * write whose one change is its last ({@link lastChange}): SQLite undoes a
  * failed statement by itself, so such a write that fails leaves nothing.
  */
-/** Options of a {@link Connection}. */
-export interface ConnectionOptions {
-  /**
-   * Runs after each batch's commit, in the same turn, once the operations
-   * that awaited the commit went on to their next await: for what they
-   * started that is itself held to the end of a turn (the bus's coalesced
-   * socket writes), which would otherwise wait a whole turn more.
-   */
-  readonly afterCommit?: (() => void) | undefined;
-}
-
 export class Connection {
   readonly #db: DatabaseSync;
   readonly #afterCommit: (() => void) | undefined;
