@@ -430,7 +430,9 @@ describe('the chart’s Deployments as local processes on a 3-node NATS cluster'
         const stored = storedFrames.map((f) => f.sequence);
         const missing = storedFrames.filter((f) => !seen.includes(f.sequence)).map((f) => `${f.sequence} ${f.type} ${f.run} ${f.occurred_at}`);
         const extra = seen.filter((sequence) => !stored.includes(sequence));
-        expect({ missing, extra }, `client ${i}: what the stream delivered is what was stored`).toEqual({ missing: [], extra: [] });
+        const ended = logs[i]!.endedWith;
+        const state = `${seen.length} received${ended === undefined ? '' : `, the subscription ended: ${ended}`}`;
+        expect({ missing, extra }, `client ${i}: what the stream delivered is what was stored (${state})`).toEqual({ missing: [], extra: [] });
         expect(seen).toEqual(stored);
       }
     });

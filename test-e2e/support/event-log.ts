@@ -108,6 +108,11 @@ export class EventLog {
     return this.until(isTerminal, { message: 'a terminal event', ...options });
   }
 
+  /** Why the subscription ended (its error's message), or undefined while it reads. */
+  get endedWith(): string | undefined {
+    return this.#ended?.message;
+  }
+
   /** The types received so far, in order. */
   types(): string[] {
     return this.frames.map((frame) => frame.type);
