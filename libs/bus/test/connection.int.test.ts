@@ -33,17 +33,23 @@ describe('connectBus', () => {
     await dir?.remove();
   });
 
-  it('writes what one event-loop turn published in one socket write, in order', async () => {
+  /** Subscribes to `subject` (flushed to the server): the subjects received, in order, and when `count` came. */
+  async function receive(subject: string, count: number) {
     const received: string[] = [];
     const done = new Promise<void>((resolve) => {
-      bus.nc.subscribe('coalesce.>', {
+      bus.nc.subscribe(subject, {
         callback: (_error, msg) => {
           received.push(msg.subject);
-          if (received.length === 20) resolve();
+          if (received.length === count) resolve();
         },
       });
     });
     await bus.nc.flush();
+    return { received, done };
+  }
+
+  it('writes what one event-loop turn published in one socket write, in order', async () => {
+    const { received, done } = await receive('coalesce.>', 20);
     const writes = countWrites(bus);
     for (let i = 0; i < 10; i++) bus.nc.publish(`coalesce.sync.${i}`);
     let chain = Promise.resolve();
@@ -58,16 +64,7 @@ describe('connectBus', () => {
   });
 
   it('flushNow writes what is held at once, in order, and leaves nothing for the end of the turn', async () => {
-    const received: string[] = [];
-    const done = new Promise<void>((resolve) => {
-      bus.nc.subscribe('flushnow.>', {
-        callback: (_error, msg) => {
-          received.push(msg.subject);
-          if (received.length === 3) resolve();
-        },
-      });
-    });
-    await bus.nc.flush();
+    const { received, done } = await receive('flushnow.>', 3);
     const writes = countWrites(bus);
     bus.nc.publish('flushnow.a');
     bus.nc.publish('flushnow.b');
