@@ -34,6 +34,10 @@
  * `--quick`: tiny counts (20 starts, 3 s phases, 0.5 s warm-up) to check
  * that everything works, not to measure.
  *
+ * `--ars-node-flags='FLAGS'` (with the =: the flags start with a dash): Node.js flags of `ars up`'s process instead of
+ * `ARS_NODE_FLAGS` (heap settings of the one process, e.g. `--max-old-space-size=1024
+ * --max-semi-space-size=32 --no-memory-reducer-favors-memory`); split mode's services keep theirs.
+ *
  * `--starts-alone N`: N more starts, each run ended before the next, so that
  * the start's own path (nothing else in flight) can be told from the time it
  * waits behind the previous runs' work in the same event loop (a diagnostic
@@ -43,7 +47,7 @@
  *     [--clients 16] [--duration 20] [--settle 5] [--runs 0] [--soak-max 1800] [--sustain 0]
  *     [--sample-every 10] [--floor events|queue] [--peer-phases a,c3] [--peer-joins 100]
  *     [--peer-warmup 5] [--peer-dir DIR] [--peer-recipe DIR] [--peer-env K=V,…] [--env K=V,…]
- *     [--query Q] [--out results.json]
+ *     [--ars-node-flags='FLAGS'] [--query Q] [--out results.json]
  *
  * Exits 1 only when a measurement broke down (a system that does not start,
  * a phase that errs), never on a missed target.
@@ -83,6 +87,7 @@ const { values } = parseArgs({
     'peer-recipe': { type: 'string' },
     'peer-env': { type: 'string', default: '' },
     env: { type: 'string', default: '' },
+    'ars-node-flags': { type: 'string' },
     query: { type: 'string', default: '#script tool:echo{"a":1};tool:echo{"b":2};finish:done' },
     out: { type: 'string' },
   },
@@ -127,6 +132,9 @@ const ARS: ArsPlan = {
   query: values.query,
   floor: FLOOR,
   env: pairs(values.env),
+  ...(values['ars-node-flags'] === undefined
+    ? {}
+    : { nodeFlags: values['ars-node-flags'].split(' ').filter((flag) => flag !== '') }),
 };
 const PEER_SETTINGS: PeerSettings = {
   recipeDir: values['peer-recipe'] ?? join(ROOT, '..', 'shared', 'peer-langgraph'),
@@ -234,7 +242,8 @@ async function main(): Promise<number> {
   );
   print(
     `order ${ORDER.map((k) => LABEL[k]).join(', ')}; starts ${ARS.starts}, clients ${ARS.clients}, ${ARS.durationMs / 1000} s after ${ARS.warmupMs} ms warm-up; ` +
-      `peer phases ${PEER.knobs.phases}; query ${ARS.query}`,
+      `peer phases ${PEER.knobs.phases}; query ${ARS.query}` +
+      (ARS.nodeFlags === undefined ? '' : `; ars up's node flags ${ARS.nodeFlags.join(' ')}`),
   );
   const measurements: Measurement[] = [];
   for (const [index, kind] of ORDER.entries()) {

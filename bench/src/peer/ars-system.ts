@@ -121,10 +121,15 @@ function handle(
 }
 
 /** `ars up` in `mode`, with `env` for every service; resolves once it printed its address. */
-async function startArsUp(mode: 'one-process' | 'split', env: Record<string, string>, timeoutMs: number) {
+async function startArsUp(
+  mode: 'one-process' | 'split',
+  env: Record<string, string>,
+  timeoutMs: number,
+  nodeFlags: readonly string[] = ARS_NODE_FLAGS,
+) {
   const dataDir = await mkdtemp(join(tmpdir(), 'ars-peer-bench-data-'));
-  // As the ./ars wrapper starts it: the heap flags of the one process.
-  const child = spawn(process.execPath, [...ARS_NODE_FLAGS, CLI, 'up'], {
+  // As the ./ars wrapper starts it: the heap flags of the one process, unless the run tries others.
+  const child = spawn(process.execPath, [...nodeFlags, CLI, 'up'], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, ARS_UP_MODE: mode, NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -160,7 +165,9 @@ async function startArsUp(mode: 'one-process' | 'split', env: Record<string, str
 
 /** Starts the system and resolves once the gateway answers. */
 export async function startArsSystem(settings: SystemChildSettings, readyTimeoutMs = 180_000): Promise<ArsSystem> {
-  if (settings.floor === undefined) return startArsUp(settings.mode, settings.env, readyTimeoutMs);
+  if (settings.floor === undefined) {
+    return startArsUp(settings.mode, settings.env, readyTimeoutMs, settings.nodeFlags);
+  }
   const child = spawn(process.execPath, [CHILD, JSON.stringify(settings)], { stdio: ['pipe', 'pipe', 'pipe'] });
   try {
     const ready = await awaitReady<SystemReady>(

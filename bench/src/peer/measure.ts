@@ -40,6 +40,8 @@ export interface ArsPlan {
   readonly floor: 'events' | 'queue';
   /** Extra environment of every service. */
   readonly env: Record<string, string>;
+  /** Node.js flags of `ars up`'s process instead of `ARS_NODE_FLAGS` (`--ars-node-flags`). */
+  readonly nodeFlags?: readonly string[];
 }
 
 type Print = (line: string) => void;
@@ -182,6 +184,7 @@ export async function measureArs(
     mode: m.kind === 'one' ? 'one-process' : 'split',
     ...(m.kind === 'floor' ? { floor: plan.floor } : {}),
     env: plan.env,
+    ...(plan.nodeFlags === undefined ? {} : { nodeFlags: plan.nodeFlags }),
   });
   const untrack = track(() => system.stop());
   try {

@@ -11,6 +11,8 @@ export interface SystemChildSettings {
   readonly floor?: 'events' | 'queue';
   /** Extra environment of every service. */
   readonly env: Record<string, string>;
+  /** Node.js flags of `ars up`'s process instead of `ARS_NODE_FLAGS` (not the floor's). */
+  readonly nodeFlags?: readonly string[];
 }
 
 /** The line the child prints once the system is ready. */
