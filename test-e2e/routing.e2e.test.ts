@@ -73,6 +73,11 @@ describe('routing table over the real gateway and services', () => {
     expect(broken).toEqual([]);
   });
 
+  it('answers no route of a POST method 501 unimplemented: every method is built', () => {
+    const unbuilt = [...answers].filter(([, answer]) => answer.code === 'unimplemented' || answer.status === 501);
+    expect(unbuilt).toEqual([]);
+  });
+
   it('delivers every owned method to its owning service, counted by the services API', async () => {
     const counters = await sys.client().call<{ services: ServiceCounters[] }>('runtime.counters', { identity: {} });
     const requestsByOwner = new Map<string, number>();
