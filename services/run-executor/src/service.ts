@@ -97,6 +97,8 @@ export const runExecutorService = defineService({
       handlers: api.handlers,
       internalHandlers: [...api.internalHandlers, ...fleetReads],
       stop: async () => {
+        // The runs started last are announced before the engine and the bus stop.
+        await api.stop();
         await engine.stop();
         await catalog.stop();
         await fleet.stop();

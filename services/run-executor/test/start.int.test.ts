@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RUNS_STREAM } from '@ars/bus';
+import { RUNS_STREAM, ensureInfrastructure } from '@ars/bus';
 import { outcomeOf, storedEvents } from '@ars/service-kit/testing';
 import type { VerifiedIdentity } from '@ars/contracts';
 import { newCaller, startHarness } from './helpers/harness.ts';
@@ -73,6 +73,8 @@ describe('start', () => {
     it('publishes task.spawned with exactly the spec keys on the run subject', async () => {
       const caller = newCaller();
       const { task_id: taskId } = await h.start(caller, { priority: 3 });
+      // The announcement follows the answer.
+      await expect.poll(async () => (await storedEvents(h.bus, { tenant: caller.tenant })).length).toBe(1);
       const frames = await storedEvents(h.bus, { tenant: caller.tenant });
       expect(frames.map((f) => f.type)).toEqual(['task.spawned']);
       expect(frames[0]).toMatchObject({
@@ -93,20 +95,55 @@ describe('start', () => {
     it('carries the idempotency key on task.spawned when one was given', async () => {
       const caller = newCaller();
       await h.start(caller, { idempotency_key: 'k-1' });
-      const frames = await storedEvents(h.bus, { tenant: caller.tenant, type: 'task.spawned' });
+      const spawned = () => storedEvents(h.bus, { tenant: caller.tenant, type: 'task.spawned' });
+      await expect.poll(spawned).toHaveLength(1);
+      const frames = await spawned();
       expect(frames[0]!.payload.IdempotencyKey).toBe('k-1');
     });
 
     it('enqueues one RUNS message per task with Nats-Msg-Id = task id on its priority bucket', async () => {
       const caller = newCaller();
       const { task_id: taskId } = await h.start(caller, { priority: 7 });
-      const info = await h.bus.jsm.streams.info(RUNS_STREAM);
-      const found: { subject: string; body: unknown }[] = [];
-      for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq += 1) {
-        const msg = await h.bus.jsm.streams.getMessage(RUNS_STREAM, { seq }).catch(() => null);
-        if (msg?.header.get('Nats-Msg-Id') === taskId) found.push({ subject: msg.subject, body: msg.json() });
+      const queued = async () => {
+        const info = await h.bus.jsm.streams.info(RUNS_STREAM);
+        const found: { subject: string; body: unknown }[] = [];
+        for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq += 1) {
+          const msg = await h.bus.jsm.streams.getMessage(RUNS_STREAM, { seq }).catch(() => null);
+          if (msg?.header.get('Nats-Msg-Id') === taskId) found.push({ subject: msg.subject, body: msg.json() });
+        }
+        return found;
+      };
+      await expect.poll(queued).toEqual([{ subject: 'ars.runs.high', body: { task_id: taskId } }]);
+      // The task records where its task.spawned is, once announced.
+      await expect.poll(async () => (await h.tasks.getTask(taskId))?.spawned_sequence).toBeGreaterThan(0);
+    });
+
+    it('answers while the run queue refuses, and queues the run once it takes it again', async () => {
+      const caller = newCaller();
+      await h.bus.jsm.streams.delete(RUNS_STREAM);
+      try {
+        const { task_id: taskId } = await h.start(caller, { priority: 0 });
+        expect(await getTask(caller, taskId)).toMatchObject({ status: 'pending' });
+        // The first tries fail (no stream takes ars.runs.*); the stream is back within the retries' five seconds.
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        await ensureInfrastructure(h.bus);
+        const queued = async () => {
+          const info = await h.bus.jsm.streams.info(RUNS_STREAM);
+          const ids: string[] = [];
+          for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq += 1) {
+            const msg = await h.bus.jsm.streams.getMessage(RUNS_STREAM, { seq }).catch(() => null);
+            const id = msg?.header.get('Nats-Msg-Id');
+            if (id !== undefined && id !== '') ids.push(id);
+          }
+          return ids;
+        };
+        await expect.poll(queued, { timeout: 10_000 }).toEqual([taskId]);
+        const spawned = await storedEvents(h.bus, { tenant: caller.tenant, type: 'task.spawned' });
+        expect(spawned.map((frame) => frame.run)).toEqual([taskId]);
+        await expect.poll(async () => (await h.tasks.getTask(taskId))?.spawned_sequence).toBeGreaterThan(0);
+      } finally {
+        await ensureInfrastructure(h.bus);
       }
-      expect(found).toEqual([{ subject: 'ars.runs.high', body: { task_id: taskId } }]);
     });
   });
 
@@ -221,6 +258,8 @@ describe('start', () => {
     it('refuses later starts of a session the session service refused as erased, its cascade still on the way', async () => {
       const caller = newCaller();
       await h.start(caller, { query: 'before' });
+      // The start answered before its admission reached the session service: admitted before the erasure.
+      await expect.poll(() => admissionsOf(caller)).toHaveLength(1);
       // The session service erased the session, but its cascade has not reached the run-executor yet:
       // this start goes through, and the refusal of its admission records the erasure here.
       h.fakes.session.erase(caller.tenant, caller.user, caller.session);

@@ -11,11 +11,13 @@ import type { WorkQueue } from './work-queue.ts';
  * Finds runs whose start was acknowledged but whose queue message the
  * streams lost, and queues them again.
  *
- * A start stores the task `pending`, publishes `task.spawned` and the RUNS
- * message, and answers once both publishes are acknowledged. On
- * nats-server 2.9 a publish acknowledged by a stream leader that a failover
- * then replaces can be lost with the leader's uncommitted log: the task
- * stays `pending` forever, and its `task.spawned` may be missing too.
+ * A start stores the task `pending` and answers; then it publishes
+ * `task.spawned` and the RUNS message (`RunAnnouncements`, which retries
+ * for a few seconds). An announcement can still be missing: every retry
+ * failed, or the process died first; and on nats-server 2.9 a publish
+ * acknowledged by a stream leader that a failover then replaces can be lost
+ * with the leader's uncommitted log. Either way the task stays `pending`,
+ * and its `task.spawned` may be missing too.
  *
  * A pending task is suspected lost when its run was queued more than
  * `staleAfterMs` ago while nothing on the queue waits for delivery (with a

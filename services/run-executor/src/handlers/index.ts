@@ -12,6 +12,8 @@ import type { RunOverridesRepository } from '../store/run-overrides.repository.t
 import { createSearchTasksHandler } from './search-tasks.handler.ts';
 import { createStartHandler } from './start.handler.ts';
 import { createSessionAdmissions } from './session-admissions.ts';
+import { createRunAnnouncements } from './run-announcements.ts';
+import { announceRun } from '../engine/announce.ts';
 import type { ErasedSessionRepository } from '../store/erased-session.repository.ts';
 import type { FleetGate } from '../engine/fleet-gate.ts';
 import { createTaskReadHandlers } from './tasks-read.handler.ts';
@@ -45,20 +47,23 @@ export interface ApiHandlerOptions {
  * The run-executor's API side: `start`, the nine steering controls,
  * `tasks.get`, `tasks.list`, `pause.list`, `search.tasks`,
  * `runs.set_overrides`, the flows.* methods, and the internal `_tasks.erase_session`.
+ * `stop` waits for the announcements of the runs started (see `RunAnnouncements`).
  */
 export function createApiHandlers(
   deps: ApiDeps,
   options: ApiHandlerOptions,
-): { handlers: Record<string, RpcHandler>; internalHandlers: InternalHandler[] } {
+): { handlers: Record<string, RpcHandler>; internalHandlers: InternalHandler[]; stop: () => Promise<void> } {
   const checks =
     options.startDependencies ?? createStartDependencies(deps.rpc, deps.logger, deps.settings.dependencyTimeoutMs);
   const admissions = createSessionAdmissions(checks, {
     logger: deps.logger,
     onErased: (triple) => options.erasedSessions.mark(triple, new Date().toISOString()),
   });
+  const announcements = createRunAnnouncements({ logger: deps.logger, send: (task) => announceRun(deps, task) });
   return {
+    stop: () => announcements.stop(),
     handlers: {
-      start: createStartHandler(deps, checks, admissions, options.erasedSessions, options.fleet),
+      start: createStartHandler(deps, checks, admissions, announcements, options.erasedSessions, options.fleet),
       ...createControlHandlers(deps),
       ...createTaskReadHandlers(deps),
       'pause.list': createPauseListHandler(deps),

@@ -9,6 +9,7 @@ import { announceRun } from '../engine/announce.ts';
 import type { ApiDeps } from './deps.ts';
 import type { StartDependencies } from './dependencies.ts';
 import { reconcileIdentity, typedMethod } from '@ars/service-kit';
+import type { RunAnnouncements } from './run-announcements.ts';
 import type { SessionAdmissions } from './session-admissions.ts';
 import type { ErasedSessionRepository } from '../store/erased-session.repository.ts';
 import type { FleetGate } from '../engine/fleet-gate.ts';
@@ -64,15 +65,18 @@ function response(taskId: string, reused: boolean): StartResponse {
  *    and refuses the start.
  *
  * The path is kept short: the idempotency lookup and the checks run
- * concurrently; then one insert, the marker read, the admission,
- * `task.spawned`, and the RUNS enqueue (`announce.ts`; the engine emits
- * `task.started` when it claims the run).
+ * concurrently; then one insert and the marker read, and the answer. The
+ * admission, then `task.spawned` and the RUNS enqueue (`announce.ts`; the
+ * engine emits `task.started` when it claims the run) follow the answer
+ * (`RunAnnouncements`): the task is stored pending and queued, and a run
+ * whose announcement never lands is queued by the stale-run sweeper.
  * Identity: the verified triple, never the body.
  */
 export function createStartHandler(
   deps: ApiDeps,
   checks: StartDependencies,
   admissions: SessionAdmissions,
+  announcements: RunAnnouncements,
   erasedSessions: ErasedSessionRepository,
   fleet?: Pick<FleetGate, 'admitStart'>,
 ): RpcHandler {
@@ -118,13 +122,13 @@ export function createStartHandler(
       if (!reused) await deps.tasks.withdrawTask(task.task_id);
       throw erasedError();
     }
-    // Nothing refuses the start any more: the admission opens or touches the session, and its
-    // handling overlaps the announcement's acknowledgements instead of delaying the insert. It
-    // leaves before `task.spawned` on the same connection, so the session learns the turn's
-    // query before it records the turn.
+    // Nothing refuses the start any more: the admission opens or touches the session. It leaves
+    // before `task.spawned` on the same connection, so the session learns the turn's query before
+    // it records the turn.
     admissions.admit(identity, { task_id: task.task_id, query: task.query });
     if (reused) return reuse(deps, task);
-    await announceRun(deps, task);
+    // The task is stored and counts as queued: its announcement need not delay the answer.
+    announcements.announce(task);
     deps.logger.debug({ taskId, reused: false }, 'run spawned');
     return response(taskId, false);
   });
