@@ -124,7 +124,7 @@ describe('start', () => {
       try {
         const { task_id: taskId } = await h.start(caller, { priority: 0 });
         expect(await getTask(caller, taskId)).toMatchObject({ status: 'pending' });
-        // The first tries fail (no stream takes ars.runs.*); the stream is back within the retries' five seconds.
+        // The first tries fail (no stream takes ars.runs.*); the stream is back well within the retries' window.
         await new Promise((resolve) => setTimeout(resolve, 400));
         await ensureInfrastructure(h.bus);
         const queued = async () => {

@@ -13,7 +13,7 @@ import type { WorkQueue } from './work-queue.ts';
  *
  * A start stores the task `pending` and answers; then it publishes
  * `task.spawned` and the RUNS message (`RunAnnouncements`, which retries
- * for a few seconds). An announcement can still be missing: every retry
+ * for about 15 seconds). An announcement can still be missing: every retry
  * failed, or the process died first; and on nats-server 2.9 a publish
  * acknowledged by a stream leader that a failover then replaces can be lost
  * with the leader's uncommitted log. Either way the task stays `pending`,

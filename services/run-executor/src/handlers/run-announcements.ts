@@ -25,8 +25,13 @@ export interface RunAnnouncements {
   stop(): Promise<void>;
 }
 
-/** Waits before the retries of a failed announcement, in ms: about 5 s in all. */
-export const ANNOUNCE_RETRY_DELAYS_MS: readonly number[] = [50, 250, 1_000, 4_000];
+/**
+ * Waits before the retries of a failed announcement, in ms: about 15 s in
+ * all, longer than a stream leader's failover on a NATS cluster (7–8 s in
+ * the chart's fault test), so that a run started meanwhile is not left to
+ * the sweeper's minute.
+ */
+export const ANNOUNCE_RETRY_DELAYS_MS: readonly number[] = [50, 250, 1_000, 2_000, 4_000, 8_000];
 
 export interface RunAnnouncementsOptions {
   readonly logger: Logger;
