@@ -70,6 +70,19 @@ describe('start', () => {
   });
 
   describe('task.spawned and the run queue', () => {
+    /** The RUNS messages whose Nats-Msg-Id is `taskId` (every one without it). */
+    const queuedRuns = async (taskId?: string) => {
+      const info = await h.bus.jsm.streams.info(RUNS_STREAM);
+      const found: { subject: string; body: unknown }[] = [];
+      for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq += 1) {
+        const msg = await h.bus.jsm.streams.getMessage(RUNS_STREAM, { seq }).catch(() => null);
+        if (msg !== null && (taskId === undefined || msg.header.get('Nats-Msg-Id') === taskId)) {
+          found.push({ subject: msg.subject, body: msg.json() });
+        }
+      }
+      return found;
+    };
+
     it('publishes task.spawned with exactly the spec keys on the run subject', async () => {
       const caller = newCaller();
       const { task_id: taskId } = await h.start(caller, { priority: 3 });
@@ -104,16 +117,7 @@ describe('start', () => {
     it('enqueues one RUNS message per task with Nats-Msg-Id = task id on its priority bucket', async () => {
       const caller = newCaller();
       const { task_id: taskId } = await h.start(caller, { priority: 7 });
-      const queued = async () => {
-        const info = await h.bus.jsm.streams.info(RUNS_STREAM);
-        const found: { subject: string; body: unknown }[] = [];
-        for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq += 1) {
-          const msg = await h.bus.jsm.streams.getMessage(RUNS_STREAM, { seq }).catch(() => null);
-          if (msg?.header.get('Nats-Msg-Id') === taskId) found.push({ subject: msg.subject, body: msg.json() });
-        }
-        return found;
-      };
-      await expect.poll(queued).toEqual([{ subject: 'ars.runs.high', body: { task_id: taskId } }]);
+      await expect.poll(() => queuedRuns(taskId)).toEqual([{ subject: 'ars.runs.high', body: { task_id: taskId } }]);
       // The task records where its task.spawned is, once announced.
       await expect.poll(async () => (await h.tasks.getTask(taskId))?.spawned_sequence).toBeGreaterThan(0);
     });
@@ -127,17 +131,11 @@ describe('start', () => {
         // The first tries fail (no stream takes ars.runs.*); the stream is back well within the retries' window.
         await new Promise((resolve) => setTimeout(resolve, 400));
         await ensureInfrastructure(h.bus);
-        const queued = async () => {
-          const info = await h.bus.jsm.streams.info(RUNS_STREAM);
-          const ids: string[] = [];
-          for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq += 1) {
-            const msg = await h.bus.jsm.streams.getMessage(RUNS_STREAM, { seq }).catch(() => null);
-            const id = msg?.header.get('Nats-Msg-Id');
-            if (id !== undefined && id !== '') ids.push(id);
-          }
-          return ids;
-        };
-        await expect.poll(queued, { timeout: 10_000 }).toEqual([taskId]);
+        await expect
+          .poll(() => queuedRuns(), { timeout: 10_000 })
+          .toEqual([{ subject: 'ars.runs.normal', body: { task_id: taskId } }]);
+        // Queued once, under the task id as its message id (not a sweeper's requeue).
+        expect(await queuedRuns(taskId)).toEqual(await queuedRuns());
         const spawned = await storedEvents(h.bus, { tenant: caller.tenant, type: 'task.spawned' });
         expect(spawned.map((frame) => frame.run)).toEqual([taskId]);
         await expect.poll(async () => (await h.tasks.getTask(taskId))?.spawned_sequence).toBeGreaterThan(0);
