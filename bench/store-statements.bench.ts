@@ -12,13 +12,20 @@
  * it is the figure to compare two versions of a service's code by,
  * alternated, on this noisy machine.
  *
+ * `--subjects`: the messages the nats-server routed during the counted runs,
+ * per run, by subject (seen by a `>` subscription of its own: a JetStream
+ * delivery shows under its message's subject, once per consumer; tokens
+ * naming a tenant, session, run or inbox folded to `*`). Counts too.
+ *
  *   node bench/store-statements.bench.ts [--runs 200] [--clients 8] [--warmup N] [--sites 25] [--query Q] [--no-count]
+ *     [--subjects]
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { parseArgs } from 'node:util';
+import { connectBus } from '@ars/bus';
 import { createClient } from '@ars/client';
 import { findFreePort, startTestNats } from '@ars/testkit';
 import { startAllInOne } from '../deploy/src/one-process/system.ts';
@@ -36,6 +43,7 @@ const { values } = parseArgs({
     query: { type: 'string', default: '#script tool:echo{"a":1};tool:echo{"b":2};finish:done' },
     // Drive the runs without counting, e.g. under `node --cpu-prof`: the counting costs more than the statements.
     'no-count': { type: 'boolean', default: false },
+    subjects: { type: 'boolean', default: false },
   },
 });
 const RUNS = Number(values.runs);
@@ -64,8 +72,20 @@ function callSite(stack: string): string {
   return '(unknown)';
 }
 
+/** A subject with the tokens that name one tenant, session, run, inbox or acknowledgement folded to `*`. */
+function subjectShape(subject: string): string {
+  const tokens = subject.split('.');
+  if (subject.startsWith('ars.ev.')) return `ars.ev.*.*.*.${tokens.slice(5).join('.')}`;
+  if (subject.startsWith('ars.ctl.')) return 'ars.ctl.*';
+  if (subject.startsWith('_INBOX.')) return '_INBOX.*';
+  if (subject.startsWith('$JS.ACK.')) return `$JS.ACK.${tokens[2]}.${tokens[3]}.*`;
+  return subject;
+}
+
 Error.stackTraceLimit = 60;
 let counting = false;
+/** While the counted runs go (`--subjects`): the tap counts what it sees. */
+let tapping = false;
 const byShape = new Map<string, number>();
 const bySite = new Map<string, number>();
 let statements = 0;
@@ -104,6 +124,15 @@ const system = await startAllInOne({
     JETSTREAM_REPLICAS: '1',
   },
 });
+const tap = values.subjects ? await connectBus({ servers: nats.url, name: 'store-statements-tap' }) : undefined;
+const bySubject = new Map<string, number>();
+tap?.nc.subscribe('>', {
+  callback: (error, msg) => {
+    if (error !== null || !tapping) return;
+    const shape = subjectShape(msg.subject);
+    bySubject.set(shape, (bySubject.get(shape) ?? 0) + 1);
+  },
+});
 try {
   const token = system.devToken;
   if (token === undefined) throw new Error('no dev token: is ARS_AUTH_MODE=production set?');
@@ -131,6 +160,7 @@ try {
   };
   await drive(values.warmup === undefined ? CLIENTS * 3 : Number(values.warmup));
   counting = !values['no-count'];
+  tapping = values.subjects;
   const began = performance.now();
   const cpuBefore = process.cpuUsage();
   const mainBefore = process.threadCpuUsage();
@@ -140,6 +170,7 @@ try {
   const seconds = (performance.now() - began) / 1000;
   await new Promise((resolve) => setTimeout(resolve, 500)); // what the runs' events still cause
   counting = false;
+  tapping = false;
   for (const client of clients) client.close();
 
   const perRun = (n: number): string => (n / RUNS).toFixed(2).padStart(7);
@@ -160,7 +191,13 @@ try {
   for (const [shape, n] of [...byShape].sort((a, b) => b[1] - a[1])) print(`  ${perRun(n)}  ${shape}`);
   print(`\nby call site (top ${SITES}, transaction statements left out):`);
   for (const [site, n] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, SITES)) print(`  ${perRun(n)}  ${site}`);
+  if (tap !== undefined) {
+    const routed = [...bySubject.values()].reduce((sum, n) => sum + n, 0);
+    print(`\nNATS messages routed per run: ${perRun(routed).trim()}, by subject:`);
+    for (const [shape, n] of [...bySubject].sort((a, b) => b[1] - a[1])) print(`  ${perRun(n)}  ${shape}`);
+  }
 } finally {
+  await tap?.close();
   await system.stop();
   await nats.stop();
   rmSync(dataDir, { recursive: true, force: true });
