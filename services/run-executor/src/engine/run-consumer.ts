@@ -1,4 +1,4 @@
-import { RUNS_SUBJECT_PREFIX } from '@ars/bus';
+import { headerOf, RUNS_SUBJECT_PREFIX } from '@ars/bus';
 import type { Bus, Subscription } from '@ars/bus';
 import { context, extractTraceContext } from '@ars/telemetry';
 import type { Logger } from '@ars/telemetry';
@@ -63,6 +63,9 @@ interface InFlight {
   run?: Run;
   done: Promise<void>;
 }
+
+/** The header JetStream deduplicates a publish by: it names a run's publish on the wake subscription and in a pull alike. */
+const MESSAGE_ID_HEADER = 'Nats-Msg-Id';
 
 /** How long a redelivered run whose lease is held elsewhere waits before it is offered again. */
 const HELD_RETRY_MIN_MS = 1_000;
@@ -201,6 +204,10 @@ export function createRunConsumer(options: RunConsumerOptions): RunConsumer {
           return [] as WorkItem[];
         });
         claiming -= asked;
+        hints.took(
+          bucket,
+          items.map((item) => item.header(MESSAGE_ID_HEADER)),
+        );
         if (items.length < asked && hints.clear(bucket, marks)) settling = true;
         for (const item of items) {
           if (stopping) item.nak();
@@ -225,7 +232,7 @@ export function createRunConsumer(options: RunConsumerOptions): RunConsumer {
     start(): void {
       wakeSub = bus.nc.subscribe(`${RUNS_SUBJECT_PREFIX}.>`, {
         callback: (error, msg) => {
-          if (error === null) hints.mark(bucketOfSubject(msg.subject));
+          if (error === null) hints.mark(bucketOfSubject(msg.subject), Date.now(), headerOf(msg, MESSAGE_ID_HEADER));
           notify();
         },
       });

@@ -46,4 +46,49 @@ describe('BucketHints', () => {
     expect(hints.clear('normal', marks, 1_000 + RACE_WINDOW_MS)).toBe(false);
     expect(hints.ready('normal')).toBeUndefined();
   });
+
+  it('clears at once a bucket whose every recent publish was pulled here (a lone run, one pull)', () => {
+    const hints = new BucketHints(60_000);
+    hints.refresh(0);
+    hints.mark('normal', 1_000, 'run-a');
+    const marks = hints.ready('normal')!;
+    hints.took('normal', ['run-a']);
+    expect(hints.clear('normal', marks, 1_001)).toBe(false);
+    expect(hints.ready('normal')).toBeUndefined();
+  });
+
+  it('asks again while a recent publish is not pulled yet, whatever else the pull brought', () => {
+    const hints = new BucketHints(60_000);
+    hints.refresh(0);
+    hints.mark('normal', 1_000, 'run-a');
+    hints.mark('normal', 1_001, 'run-b');
+    const marks = hints.ready('normal')!;
+    // A redelivered run and run-a came back; run-b's publish may not be stored yet.
+    hints.took('normal', ['run-old', 'run-a']);
+    expect(hints.clear('normal', marks, 1_002)).toBe(true);
+    hints.took('normal', ['run-b']);
+    expect(hints.clear('normal', marks, 1_004)).toBe(false);
+  });
+
+  it('waits out the window of a publish without an id, or pulled by another executor', () => {
+    const hints = new BucketHints(60_000);
+    hints.refresh(0);
+    hints.mark('high', 1_000);
+    hints.mark('high', 1_000, 'run-elsewhere');
+    const marks = hints.ready('high')!;
+    hints.took('high', [undefined, 'run-mine']);
+    expect(hints.clear('high', marks, 1_000 + RACE_WINDOW_MS - 1)).toBe(true);
+    expect(hints.clear('high', marks, 1_000 + RACE_WINDOW_MS)).toBe(false);
+  });
+
+  it('counts a repeated publish of one id from its latest sighting', () => {
+    const hints = new BucketHints(60_000);
+    hints.refresh(0);
+    hints.mark('low', 1_000, 'run-a');
+    hints.mark('low', 1_020, 'run-a'); // retried: the stream keeps one of the two
+    const marks = hints.ready('low')!;
+    expect(hints.clear('low', marks, 1_000 + RACE_WINDOW_MS)).toBe(true);
+    hints.took('low', ['run-a']);
+    expect(hints.clear('low', marks, 1_000 + RACE_WINDOW_MS + 1)).toBe(false);
+  });
 });
