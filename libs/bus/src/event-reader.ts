@@ -8,6 +8,7 @@ import { addEphemeralConsumer } from './ephemeral-consumer.ts';
 import { EVENTS_STREAM } from './infrastructure.ts';
 import { EMPTY_TOKEN, EVENT_RUN_HEADER, EVENT_SUBJECT_PREFIX } from './subjects.ts';
 import { headerOf } from './incoming-headers.ts';
+import { MESSAGE_ID_HEADER } from './stream-publish.ts';
 
 /**
  * Reading the EVENTS stream without decoding it: the gateway's live tail
@@ -100,7 +101,7 @@ export async function eventStreamBounds(bus: Bus): Promise<EventStreamBounds> {
 export async function storedEventIdAt(bus: Bus, seq: number): Promise<string | null | undefined> {
   const message = await bus.jsm.streams.getMessage(EVENTS_STREAM, { seq });
   if (message === null) return null;
-  return message.header?.get('Nats-Msg-Id') || undefined;
+  return message.header?.get(MESSAGE_ID_HEADER) || undefined;
 }
 
 /** Options of {@link readEvents}. */

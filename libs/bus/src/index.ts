@@ -52,7 +52,7 @@ export type { RpcHandler, RpcReply, RpcRequest, ServedService, ServeOptions } fr
 export { DEFAULT_RPC_TIMEOUT_MS, createRpcClient } from './rpc-client.ts';
 export { callInternal, callInternalWithinBudget } from './internal-client.ts';
 export type { BudgetOptions, InternalCaller } from './internal-client.ts';
-export { isStreamUnreachable, publishToStream, StreamPublishError } from './stream-publish.ts';
+export { isStreamUnreachable, MESSAGE_ID_HEADER, publishToStream, StreamPublishError } from './stream-publish.ts';
 export type { StreamAck, StreamPublishOptions } from './stream-publish.ts';
 export { PUBLISH_DURATION, publishTimer } from './publish-metrics.ts';
 export type { PublishTimer } from './publish-metrics.ts';

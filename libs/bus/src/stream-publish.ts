@@ -47,6 +47,9 @@ export function isStreamUnreachable(error: unknown): boolean {
   return failure.code === 0 && failure.cause instanceof ReplyMuxError && failure.cause.reason === 'publish_failed';
 }
 
+/** The header a stream deduplicates a publish by, within its duplicate window; a delivered message keeps it. */
+export const MESSAGE_ID_HEADER = 'Nats-Msg-Id';
+
 export interface StreamPublishOptions {
   /** `Nats-Msg-Id`: the stream drops a second message with it within its duplicate window. */
   readonly msgId?: string;
@@ -65,7 +68,7 @@ export async function publishToStream(
   options: StreamPublishOptions = {},
 ): Promise<StreamAck> {
   const h = options.headers ?? (options.msgId === undefined ? undefined : outgoingHeaders());
-  if (options.msgId !== undefined) h?.set('Nats-Msg-Id', options.msgId);
+  if (options.msgId !== undefined) h?.set(MESSAGE_ID_HEADER, options.msgId);
   const timeoutMs = options.timeoutMs ?? 5_000;
   // Sent now it would be dropped by the client's next reconnect attempt: refused unsent instead.
   if (!isConnectionUp(nc)) throw new StreamPublishError(503, 'no connection to nats-server: not sent');

@@ -5,6 +5,7 @@ import {
   encodeToken,
   EVENT_RUN_HEADER,
   eventSubject,
+  MESSAGE_ID_HEADER,
   outgoingHeaders,
   publishTimer,
   publishToStream,
@@ -192,7 +193,7 @@ export function createEventPipeline(js: JsPipeline, options: EventPipelineOption
       // Only a caller-chosen id can be published twice (a re-announced spawn, a
       // terminal event after a crash); a fresh random one never is, and each
       // Nats-Msg-Id costs nats-server a map entry for the duplicate window.
-      if (event.eventId !== undefined) h.set('Nats-Msg-Id', stored.id);
+      if (event.eventId !== undefined) h.set(MESSAGE_ID_HEADER, stored.id);
       h.set(SOURCE_HEADER, source);
       if (stored.run !== '') h.set(EVENT_RUN_HEADER, encodeToken(stored.run));
       for (const [key, value] of trace) h.set(key, value);

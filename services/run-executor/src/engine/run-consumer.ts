@@ -1,4 +1,4 @@
-import { headerOf, RUNS_SUBJECT_PREFIX } from '@ars/bus';
+import { headerOf, MESSAGE_ID_HEADER, RUNS_SUBJECT_PREFIX } from '@ars/bus';
 import type { Bus, Subscription } from '@ars/bus';
 import { context, extractTraceContext } from '@ars/telemetry';
 import type { Logger } from '@ars/telemetry';
@@ -63,9 +63,6 @@ interface InFlight {
   run?: Run;
   done: Promise<void>;
 }
-
-/** The header JetStream deduplicates a publish by: it names a run's publish on the wake subscription and in a pull alike. */
-const MESSAGE_ID_HEADER = 'Nats-Msg-Id';
 
 /** How long a redelivered run whose lease is held elsewhere waits before it is offered again. */
 const HELD_RETRY_MIN_MS = 1_000;
