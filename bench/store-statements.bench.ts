@@ -12,6 +12,12 @@
  * it is the figure to compare two versions of a service's code by,
  * alternated, on this noisy machine.
  *
+ * The bytes this process wrote to storage over the counted runs, per run
+ * (`write_bytes` of /proc/self/io: the databases' write-ahead logs and
+ * their checkpoints; nats-server's stream files are its own) and the write
+ * calls it made (sockets included): SQLite writes whole pages, so this is
+ * what the commits cost beyond their statements.
+ *
  * `--subjects`: the messages the nats-server routed during the counted runs,
  * per run, by subject (seen by a `>` subscription of its own: a JetStream
  * delivery shows under its message's subject, once per consumer; tokens
@@ -21,7 +27,7 @@
  *     [--subjects]
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -49,6 +55,16 @@ const { values } = parseArgs({
 const RUNS = Number(values.runs);
 const CLIENTS = Number(values.clients);
 const SITES = Number(values.sites);
+
+/** This process's I/O counters (Linux; empty elsewhere). */
+function ioCounters(): Record<string, number> {
+  try {
+    const lines = readFileSync('/proc/self/io', 'utf8').trim().split('\n');
+    return Object.fromEntries(lines.map((line) => line.split(': ')).map(([key, value]) => [key, Number(value)]));
+  } catch {
+    return {};
+  }
+}
 
 /** The statement's kind and table: `SELECT c:tasks`, `BEGIN`, `INSERT e:tasks`… */
 function shapeOf(sql: string): string {
@@ -162,11 +178,13 @@ try {
   counting = !values['no-count'];
   tapping = values.subjects;
   const began = performance.now();
+  const ioBefore = ioCounters();
   const cpuBefore = process.cpuUsage();
   const mainBefore = process.threadCpuUsage();
   await drive(RUNS);
   const cpu = process.cpuUsage(cpuBefore);
   const main = process.threadCpuUsage(mainBefore);
+  const ioAfter = ioCounters();
   const seconds = (performance.now() - began) / 1000;
   await new Promise((resolve) => setTimeout(resolve, 500)); // what the runs' events still cause
   counting = false;
@@ -183,6 +201,14 @@ try {
   print(
     `  ${(cpuMs / RUNS).toFixed(3)} CPU ms per run in this process (services and load generator), ` +
       `${(mainMs / RUNS).toFixed(3)} of them on its main thread`,
+  );
+  const ioPerRun = (key: string): string =>
+    ioAfter[key] === undefined || ioBefore[key] === undefined
+      ? '?'
+      : ((ioAfter[key] - ioBefore[key]) / RUNS).toFixed(key === 'syscw' ? 1 : 0);
+  print(
+    `  ${ioPerRun('write_bytes')} bytes written to storage per run by this process, ` +
+      `${ioPerRun('syscw')} write calls (sockets included)`,
   );
   print(
     `  ${perRun(statements)} statements in ${perRun(transactions)} transactions (${perRun(readTransactions)} reads)`,
