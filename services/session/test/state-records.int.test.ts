@@ -193,10 +193,18 @@ describe('state records from task events', () => {
 
   it('opens a session it first sees on the event stream', async () => {
     const id = freshIdentity();
-    await publishTask(bed, id, 'task.spawned', runId());
+    const run = runId();
+    await publishTask(bed, id, 'task.spawned', run);
     const events = await waitForSessionEvent(bed.bus, id, 'session.opened');
     expect(events[0]!.payload).toMatchObject({ SessionID: id.session });
     await waitForRecords(id, 2);
+    // The spawn that opened it is its first task.
+    const inspected = (await bed.call('sessions.inspect', { identity: {} }, id)) as {
+      last_task_id?: string;
+      session: { task_count: number };
+    };
+    expect(inspected.session.task_count).toBe(1);
+    expect(inspected.last_task_id).toBe(run);
   });
 
   it('counts tasks per status and artifacts in sessions.inspect', async () => {

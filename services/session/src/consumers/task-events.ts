@@ -53,9 +53,11 @@ type QueryOutcome = { readonly query: string } | { readonly errorClass: string }
  *   Source `auto`, or `session.naming_failed` with the error class);
  * - activity moves `last_seen_at` forward.
  * Records are keyed by stream sequence: a redelivered event inserts nothing
- * twice. The session is read once, after an event's writes: an erased
- * one's are undone, so nothing of it stays; a session seen first on the
- * stream is opened.
+ * twice. The session is read once, after an event's writes (for a spawn,
+ * by the write that notes the task on it): an erased one's are undone, so
+ * nothing of it stays; a session seen first on the stream is opened. A
+ * spawn's total comes from its own count, not a read: a run's three task
+ * events cost ten store operations.
  */
 export function createTaskEventHandler(deps: TaskEventDeps): EventHandler {
   async function readQuery(triple: SessionTriple, taskId: string): Promise<QueryOutcome> {
@@ -106,6 +108,25 @@ export function createTaskEventHandler(deps: TaskEventDeps): EventHandler {
     return undefined;
   }
 
+  /**
+   * The session after a spawn's writes, the task noted on it: one write when
+   * the session is visible; otherwise as {@link sessionAfter} (a session
+   * seen first on the stream is opened, then noted).
+   */
+  async function sessionAfterSpawn(
+    triple: SessionTriple,
+    taskId: string,
+    counted: number | undefined,
+    written: readonly StateRecordDoc[],
+  ): Promise<SessionDoc | undefined> {
+    const task = { id: taskId, total: counted ?? (await deps.projections.taskTotal(triple)) };
+    const noted = await deps.sessions.noteSpawn(triple, task);
+    if (noted !== null) return noted;
+    const session = await sessionAfter(triple, written);
+    if (session === undefined) return undefined;
+    return (await deps.sessions.noteSpawn(triple, task)) ?? session;
+  }
+
   return async (frame) => {
     const transition = transitionOf(frame.type, frame.payload);
     if (transition === undefined) return;
@@ -131,13 +152,14 @@ export function createTaskEventHandler(deps: TaskEventDeps): EventHandler {
       written.push(turnRecord(input, 'query' in query ? query.query : undefined));
     }
     written.push(taskStateRecord(input, transition.status, transition.priorStatus ?? applied.prior));
-    for (const record of written) await deps.records.insert(record);
+    await deps.records.insertAll(written);
 
     // Read after the writes, so that an erasure racing them is seen (the entry is a tombstone by then).
-    const session = await sessionAfter(triple, written);
+    const session = spawned
+      ? await sessionAfterSpawn(triple, transition.taskId, applied.total, written)
+      : await sessionAfter(triple, written);
     if (session === undefined) return;
-    const task = spawned ? { id: transition.taskId, total: await deps.projections.taskTotal(triple) } : undefined;
-    await deps.sessions.noteActivity(triple, input.occurredAt, task, session);
+    await deps.sessions.noteActivity(triple, input.occurredAt, session);
     if (query !== undefined) await nameSession(triple, query, session);
     deps.logger.debug({ sequence: frame.sequence, eventType: frame.type }, 'state records written');
   };

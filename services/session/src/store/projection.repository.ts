@@ -43,6 +43,8 @@ export interface TaskApplied {
   readonly prior?: TaskStatus;
   /** True the first time the task is seen. */
   readonly isNew: boolean;
+  /** The session's total once this call counted the task (absent when another call counted it). */
+  readonly total?: number;
 }
 
 /** Projections behind `sessions.inspect` counters, fed by the event consumers. */
@@ -105,13 +107,18 @@ function ownedBy(triple: SessionTriple): Filter<OwnedDoc> {
 
 /**
  * Secondary indexes where compound indexes serve reads (MongoDB, the sqlite
- * engine): a session's counts read only its rows. On the nedb engine, whose
- * indexes keep one list per key, a status-keyed index costs a scan of the
- * session's rows at every status change; reads go by `_id` ranges instead,
- * so it keeps none and drops those an earlier version made.
+ * engine): a session's artifacts read only its rows. On the nedb engine,
+ * whose indexes keep one list per key, reads go by `_id` ranges instead, so
+ * it keeps none and drops those an earlier version made.
  */
-const TASK_INDEXES: readonly IndexSpec[] = [{ tenant: 1, user: 1, session_id: 1, status: 1 }];
 const ARTIFACT_INDEXES: readonly IndexSpec[] = [{ tenant: 1, user: 1, session_id: 1 }];
+/**
+ * Indexes of the task rows that earlier versions made, dropped on every
+ * engine: every read of the rows is a range of their `_id`s (see
+ * {@link ownedBy}), and a status-keyed index cost two entry writes at every
+ * status change (two of the three task events of a run).
+ */
+const RETIRED_TASK_INDEXES: readonly IndexSpec[] = [{ tenant: 1, user: 1, session_id: 1, status: 1 }];
 
 /** The store-backed projections. */
 export function createProjectionRepository(store: Store): ProjectionRepository {
@@ -162,21 +169,27 @@ export function createProjectionRepository(store: Store): ProjectionRepository {
       if (!isDuplicateKeyError(error)) throw error;
       return undefined;
     }
-    await countTask(triple, taskId);
-    return { isNew: true };
+    const total = await countTask(triple, taskId);
+    return total === undefined ? { isNew: true } : { isNew: true, total };
   }
 
-  /** Adds one to the session's total, once per task even when the same task's count is retried. */
-  async function countTask(triple: SessionTriple, taskId: string): Promise<void> {
+  /**
+   * Adds one to the session's total, once per task even when the same task's
+   * count is retried; the total after, undefined when this task was counted
+   * already (so that its spawn needs no read of the total).
+   */
+  async function countTask(triple: SessionTriple, taskId: string): Promise<number | undefined> {
     try {
-      await totals.updateOne(
+      const after = await totals.findOneAndUpdate(
         { _id: totalId(triple), last_counted: { $ne: taskId } },
         { $inc: { total: 1 }, $set: { last_counted: taskId }, $setOnInsert: owner(triple) },
-        { upsert: true },
+        { upsert: true, returnDocument: 'after' },
       );
+      return after?.total;
     } catch (error) {
       // The row exists and counted this task already (the upsert's insert collided).
       if (!isDuplicateKeyError(error)) throw error;
+      return undefined;
     }
   }
 
@@ -199,7 +212,7 @@ export function createProjectionRepository(store: Store): ProjectionRepository {
   return {
     async ensureIndexes() {
       const served = store.compoundIndexes;
-      for (const keys of TASK_INDEXES) await (served ? tasks.createIndex(keys) : tasks.dropIndex(keys));
+      for (const keys of RETIRED_TASK_INDEXES) await tasks.dropIndex(keys);
       for (const keys of ARTIFACT_INDEXES) await (served ? artifacts.createIndex(keys) : artifacts.dropIndex(keys));
     },
 

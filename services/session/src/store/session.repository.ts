@@ -30,17 +30,17 @@ export interface SessionRepository {
   reopen(triple: SessionTriple, at: string): Promise<SessionDoc | null>;
   /**
    * Activity seen on the event stream: `last_seen_at` moves forward only, and
-   * only when `at` is {@link ACTIVITY_RESOLUTION_MS} or more past it; the task
-   * count is set from the projection. `seen` is the entry as read earlier
-   * (`last_seen_at` never moves back): when it is recent enough already,
-   * nothing is written for the activity.
+   * only when `at` is {@link ACTIVITY_RESOLUTION_MS} or more past it. `seen`
+   * is the entry as read earlier (`last_seen_at` never moves back): when it
+   * is recent enough already, nothing is written.
    */
-  noteActivity(
-    triple: SessionTriple,
-    at: string,
-    task?: { id: string; total: number },
-    seen?: Pick<SessionDoc, 'last_seen_at'>,
-  ): Promise<void>;
+  noteActivity(triple: SessionTriple, at: string, seen?: Pick<SessionDoc, 'last_seen_at'>): Promise<void>;
+  /**
+   * A task spawned in a visible session: sets `last_task_id` and `task_count`
+   * (the projection's total) and returns the entry after, in one write;
+   * `null` when the session is not visible (unknown, or erased).
+   */
+  noteSpawn(triple: SessionTriple, task: { id: string; total: number }): Promise<SessionDoc | null>;
   /** Open sessions not seen since `cutoff`, oldest first. */
   findIdle(cutoff: string, limit: number): Promise<SessionDoc[]>;
   /** Closes an open session still idle since `cutoff`; false when it moved meanwhile. */
@@ -152,21 +152,21 @@ export function createSessionRepository(store: Store): SessionRepository {
         { returnDocument: 'before' },
       ),
 
-    async noteActivity(triple, at, task, seen) {
-      const base = tripleFilter(triple);
+    noteSpawn: (triple, task) =>
+      sessions.findOneAndUpdate(
+        { ...tripleFilter(triple), status: visible },
+        { $set: { last_task_id: task.id, task_count: task.total } },
+        { returnDocument: 'after' },
+      ),
+
+    async noteActivity(triple, at, seen) {
       // Every task event of a run lands here within milliseconds of the
       // admission's touch: only a move of a second or more is written.
       const stale = new Date(Date.parse(at) - ACTIVITY_RESOLUTION_MS).toISOString();
-      if (seen === undefined || seen.last_seen_at < stale) {
-        await sessions.updateOne(
-          { ...base, status: visible, last_seen_at: { $lt: stale } },
-          { $set: { last_seen_at: at } },
-        );
-      }
-      if (task === undefined) return;
+      if (seen !== undefined && seen.last_seen_at >= stale) return;
       await sessions.updateOne(
-        { ...base, status: visible },
-        { $set: { last_task_id: task.id, task_count: task.total } },
+        { ...tripleFilter(triple), status: visible, last_seen_at: { $lt: stale } },
+        { $set: { last_seen_at: at } },
       );
     },
 

@@ -25,6 +25,8 @@ export interface StateRecordRepository {
   ensureIndexes(): Promise<void>;
   /** Inserts the record; false when it was already there. */
   insert(record: StateRecordDoc): Promise<boolean>;
+  /** Inserts the records (one store operation when none was there), skipping those already there. */
+  insertAll(records: readonly StateRecordDoc[]): Promise<void>;
   /** Oldest first. */
   page(query: HistoryQuery): Promise<Page<StateRecordDoc>>;
   deleteByIds(ids: readonly string[]): Promise<number>;
@@ -39,6 +41,17 @@ function ownedBy(triple: SessionTriple): Filter<StateRecordDoc> {
 /** The store-backed state records. */
 export function createStateRecordRepository(store: Store): StateRecordRepository {
   const records: Collection<StateRecordDoc> = store.collection<StateRecordDoc>(STATE_RECORDS_COLLECTION);
+
+  async function insert(record: StateRecordDoc): Promise<boolean> {
+    try {
+      await records.insertOne(record);
+      return true;
+    } catch (error) {
+      if (isDuplicateKeyError(error)) return false;
+      throw error;
+    }
+  }
+
   return {
     async ensureIndexes() {
       // For history pages (MongoDB, sqlite). nedb could not use it (it answers
@@ -49,13 +62,21 @@ export function createStateRecordRepository(store: Store): StateRecordRepository
       else await records.dropIndex(keys);
     },
 
-    async insert(record) {
+    insert,
+
+    async insertAll(list) {
+      const [only] = list;
+      if (list.length === 1 && only !== undefined) {
+        await insert(only);
+        return;
+      }
       try {
-        await records.insertOne(record);
-        return true;
+        await records.insertMany(list);
       } catch (error) {
-        if (isDuplicateKeyError(error)) return false;
-        throw error;
+        if (!isDuplicateKeyError(error)) throw error;
+        // A redelivery: some were there (the embedded store inserted none of them, MongoDB those before the one
+        // it met): one by one, each taken or found.
+        for (const record of list) await insert(record);
       }
     },
 
