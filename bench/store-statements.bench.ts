@@ -18,13 +18,20 @@
  * calls it made (sockets included): SQLite writes whole pages, so this is
  * what the commits cost beyond their statements.
  *
+ * `--times`: instead of counting statements, the time each store operation
+ * held the event loop (its synchronous work inside the store: planning,
+ * the statements, (de)serialising, index entries), per operation and per
+ * run by call site, and the COMMITs' time per run. The operations are timed
+ * at the connection's `transaction` and `readAlone`, so what an operation
+ * waits for (the lock, its batch's commit) is not in its figure.
+ *
  * `--subjects`: the messages the nats-server routed during the counted runs,
  * per run, by subject (seen by a `>` subscription of its own: a JetStream
  * delivery shows under its message's subject, once per consumer; tokens
  * naming a tenant, session, run or inbox folded to `*`). Counts too.
  *
  *   node bench/store-statements.bench.ts [--runs 200] [--clients 8] [--warmup N] [--sites 25] [--query Q] [--no-count]
- *     [--subjects]
+ *     [--times] [--subjects]
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -50,6 +57,7 @@ const { values } = parseArgs({
     // Drive the runs without counting, e.g. under `node --cpu-prof`: the counting costs more than the statements.
     'no-count': { type: 'boolean', default: false },
     subjects: { type: 'boolean', default: false },
+    times: { type: 'boolean', default: false },
   },
 });
 const RUNS = Number(values.runs);
@@ -123,7 +131,51 @@ Connection.prototype.statement = function (this: Connection, sql: string) {
       bySite.set(site, (bySite.get(site) ?? 0) + 1);
     }
   }
-  return statementOf.call(this, sql);
+  const statement = statementOf.call(this, sql);
+  if (!timing || sql !== 'COMMIT') return statement;
+  return {
+    run: () => {
+      const started = process.hrtime.bigint();
+      try {
+        return statement.run();
+      } finally {
+        commitNs += process.hrtime.bigint() - started;
+      }
+    },
+  } as typeof statement;
+};
+
+/** While the counted runs go (`--times`): each operation's synchronous time, by call site. */
+let timing = false;
+let commitNs = 0n;
+const timeBySite = new Map<string, { ns: bigint; calls: number }>();
+const timed = new WeakSet<() => unknown>();
+
+/** `work` timed under the site of the operation that calls the connection now. */
+function timedWork<R>(work: () => R): () => R {
+  if (!timing || timed.has(work)) return work;
+  const site = callSite(new Error().stack ?? '');
+  const wrapped = (): R => {
+    const started = process.hrtime.bigint();
+    try {
+      return work();
+    } finally {
+      const entry = timeBySite.get(site) ?? { ns: 0n, calls: 0 };
+      entry.ns += process.hrtime.bigint() - started;
+      entry.calls += 1;
+      timeBySite.set(site, entry);
+    }
+  };
+  timed.add(wrapped);
+  return wrapped;
+}
+const transactionOf = Connection.prototype.transaction;
+Connection.prototype.transaction = function <R>(this: Connection, mode: 'read' | 'write', work: () => R) {
+  return transactionOf.call(this, mode, timedWork(work)) as Promise<R>;
+};
+const readAloneOf = Connection.prototype.readAlone;
+Connection.prototype.readAlone = function <R>(this: Connection, work: () => R) {
+  return readAloneOf.call(this, timedWork(work)) as Promise<R>;
 };
 
 const nats = await startTestNats();
@@ -175,7 +227,8 @@ try {
     );
   };
   await drive(values.warmup === undefined ? CLIENTS * 3 : Number(values.warmup));
-  counting = !values['no-count'];
+  counting = !values['no-count'] && !values.times;
+  timing = values.times;
   tapping = values.subjects;
   const began = performance.now();
   const ioBefore = ioCounters();
@@ -188,6 +241,7 @@ try {
   const seconds = (performance.now() - began) / 1000;
   await new Promise((resolve) => setTimeout(resolve, 500)); // what the runs' events still cause
   counting = false;
+  timing = false;
   tapping = false;
   for (const client of clients) client.close();
 
@@ -210,13 +264,31 @@ try {
     `  ${ioPerRun('write_bytes')} bytes written to storage per run by this process, ` +
       `${ioPerRun('syscw')} write calls (sockets included)`,
   );
-  print(
-    `  ${perRun(statements)} statements in ${perRun(transactions)} transactions (${perRun(readTransactions)} reads)`,
-  );
-  print('\nby kind and table:');
-  for (const [shape, n] of [...byShape].sort((a, b) => b[1] - a[1])) print(`  ${perRun(n)}  ${shape}`);
-  print(`\nby call site (top ${SITES}, transaction statements left out):`);
-  for (const [site, n] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, SITES)) print(`  ${perRun(n)}  ${site}`);
+  if (!values.times) {
+    print(
+      `  ${perRun(statements)} statements in ${perRun(transactions)} transactions (${perRun(readTransactions)} reads)`,
+    );
+  }
+  if (values.times) {
+    const ms = (ns: bigint): number => Number(ns) / 1e6;
+    const total = [...timeBySite.values()].reduce((sum, entry) => sum + ms(entry.ns), 0);
+    print(
+      `  ${(total / RUNS).toFixed(3)} ms per run in store operations, ${(ms(commitNs) / RUNS).toFixed(3)} in COMMITs`,
+    );
+    print(`\nby call site (top ${SITES}): ms per run, operations per run, µs per operation`);
+    for (const [site, entry] of [...timeBySite].sort((a, b) => Number(b[1].ns - a[1].ns)).slice(0, SITES)) {
+      const perOp = ms(entry.ns) / entry.calls;
+      print(
+        `  ${(ms(entry.ns) / RUNS).toFixed(3)}  ${perRun(entry.calls)}  ${(perOp * 1000).toFixed(1).padStart(6)}  ${site}`,
+      );
+    }
+  }
+  if (statements > 0) {
+    print('\nby kind and table:');
+    for (const [shape, n] of [...byShape].sort((a, b) => b[1] - a[1])) print(`  ${perRun(n)}  ${shape}`);
+    print(`\nby call site (top ${SITES}, transaction statements left out):`);
+    for (const [site, n] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, SITES)) print(`  ${perRun(n)}  ${site}`);
+  }
   if (tap !== undefined) {
     const routed = [...bySubject.values()].reduce((sum, n) => sum + n, 0);
     print(`\nNATS messages routed per run: ${perRun(routed).trim()}, by subject:`);
