@@ -24,6 +24,7 @@ export type { StoreErrorKind, StoreErrorOptions } from './errors.ts';
 export { STORE_KINDS } from './types.ts';
 export type {
   Collection,
+  CollectionOptions,
   Condition,
   DeleteResult,
   DottedPath,

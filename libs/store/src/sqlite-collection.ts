@@ -10,6 +10,7 @@ import { toNedbQuery } from './nedb-query.ts';
 import { isBusy } from './sqlite-connection.ts';
 import type { Connection, TransactionMode } from './sqlite-connection.ts';
 import { IndexEntries } from './sqlite-indexes.ts';
+import { ReadCache, readKey } from './sqlite-read-cache.ts';
 import { Reader } from './sqlite-reads.ts';
 import { CollectionTables } from './sqlite-tables.ts';
 import type {
@@ -89,6 +90,8 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
   /** The declared indexes as of {@link #generation}; reloaded when another connection committed. */
   #indexes: IndexDefinition[] = [];
   #generation = -1;
+  /** Results of reads, when a caller asked for them to be kept (`CollectionOptions.cacheReads`). */
+  #readCache: ReadCache | undefined;
 
   constructor(parts: SqliteCollectionParts) {
     this.name = parts.name;
@@ -97,6 +100,11 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
     this.#tables = new CollectionTables(parts.connection, parts.name);
     this.#entries = new IndexEntries(this.#tables, parts.name);
     this.#reader = new Reader(this.#tables);
+  }
+
+  /** Keeps the results of reads from now on (see `CollectionOptions.cacheReads`). */
+  cacheReads(): void {
+    this.#readCache ??= new ReadCache();
   }
 
   /**
@@ -119,6 +127,8 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
           this.#indexes = this.#tables.indexes();
           this.#generation = this.#connection.generation;
         }
+        // Whatever the write turns out to change, the kept reads may no longer be so.
+        if (mode === 'write') this.#readCache?.clear();
         return work();
       });
     } catch (error) {
@@ -164,13 +174,48 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
 
   async find(filter: Filter<T>, options: FindOptions = {}): Promise<T[]> {
     const mode = isIdLookup(filter) && options.sort === undefined ? 'one' : 'read';
-    return (await this.#run(mode, 'find', () => this.#find(filter, options))) as unknown as T[];
+    return (await this.#read(mode, 'find', filter, options, () => this.#find(filter, options))) as unknown as T[];
   }
 
   async findOne(filter: Filter<T>, options: FindOneOptions = {}): Promise<T | null> {
     const mode = isIdLookup(filter) && options.sort === undefined ? 'one' : 'read';
-    const [first] = await this.#run(mode, 'findOne', () => this.#find(filter, { ...options, limit: 1 }));
+    const [first] = await this.#read(mode, 'findOne', filter, options, () =>
+      this.#find(filter, { ...options, limit: 1 }),
+    );
     return (first ?? null) as T | null;
+  }
+
+  /**
+   * A read, answered from the kept results when this collection keeps them
+   * and nothing changed since (one `PRAGMA data_version`, no transaction);
+   * otherwise run, and kept when it read committed data. The stamp of a
+   * kept result is taken before its statements: a commit by another
+   * connection in between makes it stale, never wrongly fresh.
+   */
+  async #read(
+    mode: 'one' | 'read',
+    operation: string,
+    filter: unknown,
+    options: object,
+    work: () => NedbDocument[],
+  ): Promise<NedbDocument[]> {
+    const cache = this.#readCache;
+    const key = cache === undefined || !this.#created ? undefined : readKey(operation, filter, options);
+    if (cache === undefined || key === undefined) return this.#run(mode, operation, work);
+    let kept: NedbDocument[] | undefined;
+    try {
+      this.#assertOpen();
+      kept = cache.get(key, this.#connection.readStamp());
+    } catch {
+      kept = undefined; // a closed store or a busy database: the read itself says what is wrong
+    }
+    if (kept !== undefined) return kept;
+    return this.#run(mode, operation, () => {
+      const stamp = this.#connection.readStamp();
+      const documents = work();
+      if (!this.#connection.writing) cache.set(key, stamp, documents);
+      return documents;
+    });
   }
 
   async countDocuments(filter: Filter<T> = {}): Promise<number> {

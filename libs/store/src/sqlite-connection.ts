@@ -187,6 +187,21 @@ export class Connection {
     return this.#generation;
   }
 
+  /** True while this turn's write batch is open: what a read sees now may never be committed. */
+  get writing(): boolean {
+    return this.#batch !== undefined;
+  }
+
+  /**
+   * A stamp of what reads see: it changes when another connection commits
+   * (SQLite's `data_version`) or a write here is rolled back (the
+   * generation). Writes committed by this connection leave it as it is.
+   */
+  readStamp(): string {
+    const row = this.statement('PRAGMA data_version').get() as { data_version: number };
+    return `${this.#generation}:${row.data_version}`;
+  }
+
   /**
    * The prepared statement for `sql`, prepared once per connection. A
    * statement that changes the database runs through {@link change},

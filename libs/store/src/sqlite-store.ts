@@ -4,7 +4,7 @@ import { StoreError, isStoreError } from './errors.ts';
 import { SqliteCollection } from './sqlite-collection.ts';
 import { BUSY_TIMEOUT_MS, Connection, isBusy } from './sqlite-connection.ts';
 import { migrateDatafiles } from './sqlite-migration.ts';
-import type { Collection, Store, StoreDocument } from './types.ts';
+import type { Collection, CollectionOptions, Store, StoreDocument } from './types.ts';
 import { assertCollectionName } from './validate.ts';
 
 /** The database file of a store, in its directory. */
@@ -45,7 +45,7 @@ class SqliteStore implements Store {
     if (this.#closing !== undefined) throw new StoreError(`store ${this.database} is closed`);
   };
 
-  collection<T extends StoreDocument>(name: string): Collection<T> {
+  collection<T extends StoreDocument>(name: string, options: CollectionOptions = {}): Collection<T> {
     this.#assertOpen();
     assertCollectionName(name);
     let collection = this.#collections.get(name);
@@ -53,6 +53,7 @@ class SqliteStore implements Store {
       collection = new SqliteCollection({ name, connection: this.#connection, assertOpen: this.#assertOpen });
       this.#collections.set(name, collection);
     }
+    if (options.cacheReads === true) collection.cacheReads();
     return collection as unknown as Collection<T>;
   }
 

@@ -114,6 +114,18 @@ export interface FindOptions {
   projection?: Projection;
 }
 
+/** Options of {@link Store.collection}. */
+export interface CollectionOptions {
+  /**
+   * Reads (`find`, `findOne`) may be answered from memory while nothing can
+   * have changed the collection: for small collections read on every run and
+   * rarely written (configuration). The embedded sqlite engine keeps them
+   * (every write to the collection, another connection's commit or a
+   * rollback makes them stale); MongoDB and the nedb engine read every time.
+   */
+  cacheReads?: boolean;
+}
+
 /** Options of {@link Collection.findOne}. */
 export interface FindOneOptions {
   /** Which document wins when several match. */
@@ -221,9 +233,10 @@ export interface Store {
   readonly database: string;
   /**
    * The collection `name` (letters, digits, `_`, `-`, inner dots; at most
-   * 100 characters). The same name always gives the same collection.
+   * 100 characters). The same name always gives the same collection; options
+   * asked by any caller apply to it from then on.
    */
-  collection<T extends StoreDocument>(name: string): Collection<T>;
+  collection<T extends StoreDocument>(name: string, options?: CollectionOptions): Collection<T>;
   /**
    * Finishes pending writes, compacts the embedded datafiles, releases
    * connections and timers. Idempotent; later calls on the store throw.

@@ -51,7 +51,9 @@ const idOf = (tenant: string, agentId: string) => JSON.stringify([tenant, agentI
 
 /** The store-backed {@link RetirementRepository}. */
 export function createRetirementRepository(store: Store): RetirementRepository {
-  const retirements: Collection<RetirementRecord> = store.collection<RetirementRecord>('agent_retirements');
+  const retirements: Collection<RetirementRecord> = store.collection<RetirementRecord>('agent_retirements', {
+    cacheReads: true,
+  });
 
   const update = (record: RetirementRecord, set: Partial<RetirementRecord>) =>
     retirements.findOneAndUpdate(

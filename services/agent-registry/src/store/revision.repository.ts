@@ -97,6 +97,7 @@ export async function createRevisionRepository(
   const perUser = options.perUser ?? false;
   const revisions: Collection<RevisionRecord> = store.collection<RevisionRecord>(
     options.collection ?? 'agent_config_revisions',
+    { cacheReads: true },
   );
   await revisions.createIndex(
     perUser ? { tenant: 1, user: 1, agent_id: 1, number: 1 } : { tenant: 1, agent_id: 1, number: 1 },

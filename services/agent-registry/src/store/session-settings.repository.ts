@@ -52,6 +52,7 @@ const idOf = (key: SessionKey) => JSON.stringify([key.tenant, key.user, key.sess
 export async function createSessionSettingsRepository(store: Store): Promise<SessionSettingsRepository> {
   const settings: Collection<SessionSettingsRecord> = store.collection<SessionSettingsRecord>(
     'agent_config_session_settings',
+    { cacheReads: true },
   );
   await settings.createIndex({ tenant: 1, agent_id: 1 });
 

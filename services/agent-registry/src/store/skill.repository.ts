@@ -55,7 +55,7 @@ const idOf = (owner: SkillOwner, name: string) => JSON.stringify([ownerKey(owner
 
 /** The store-backed {@link SkillRepository}; creates its indexes. */
 export async function createSkillRepository(store: Store): Promise<SkillRepository> {
-  const skills: Collection<SkillRecord> = store.collection<SkillRecord>('agent_config_skills');
+  const skills: Collection<SkillRecord> = store.collection<SkillRecord>('agent_config_skills', { cacheReads: true });
   await skills.createIndex({ owner: 1, name: 1 });
   await skills.createIndex({ tenant: 1, agent_id: 1 });
 

@@ -31,7 +31,9 @@ const idOf = (tenant: string, tool: string) => JSON.stringify([tenant, tool]);
 
 /** The store-backed {@link ApprovalPolicyRepository}; creates its index. */
 export async function createApprovalPolicyRepository(store: Store): Promise<ApprovalPolicyRepository> {
-  const policies: Collection<ApprovalPolicyRecord> = store.collection<ApprovalPolicyRecord>('tool_approval_policies');
+  const policies: Collection<ApprovalPolicyRecord> = store.collection<ApprovalPolicyRecord>('tool_approval_policies', {
+    cacheReads: true,
+  });
   await policies.createIndex({ tenant: 1 });
 
   return {

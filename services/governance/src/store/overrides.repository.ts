@@ -27,7 +27,7 @@ export interface OverridesRepository {
 
 /** The store-backed overrides repository (collection `tenant_overrides`). */
 export function createOverridesRepository(store: Store): OverridesRepository {
-  const collection = store.collection<OverridesDocument>('tenant_overrides');
+  const collection = store.collection<OverridesDocument>('tenant_overrides', { cacheReads: true });
   return {
     async get(tenant) {
       const doc = await collection.findOne({ _id: tenant });

@@ -33,7 +33,7 @@ function toPosture(doc: PostureDocument | null): Posture {
 
 /** The store-backed posture repository (collection `posture`). */
 export function createPostureRepository(store: Store): PostureRepository {
-  const collection = store.collection<PostureDocument>('posture');
+  const collection = store.collection<PostureDocument>('posture', { cacheReads: true });
   return {
     async get() {
       return toPosture(await collection.findOne({ _id: POSTURE_ID }));

@@ -42,7 +42,7 @@ export interface RunOverridesRepository {
 
 /** The store-backed repository. */
 export function createRunOverridesRepository(store: Store): RunOverridesRepository {
-  const collection = store.collection<RunOverridesDocument>(RUN_OVERRIDES_COLLECTION);
+  const collection = store.collection<RunOverridesDocument>(RUN_OVERRIDES_COLLECTION, { cacheReads: true });
   return {
     async get(owner) {
       const doc = await collection.findOne({ _id: sessionKey(owner) });
