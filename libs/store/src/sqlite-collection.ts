@@ -187,7 +187,8 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
 
   /**
    * A read, answered from the kept results when this collection keeps them
-   * and nothing changed since (one `PRAGMA data_version`, no transaction);
+   * and nothing changed since (one `PRAGMA data_version`, no transaction;
+   * none at all for a read never kept);
    * otherwise run, and kept when it read committed data. The stamp of a
    * kept result is taken before its statements: a commit by another
    * connection in between makes it stale, never wrongly fresh.
@@ -205,7 +206,7 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
     let kept: NedbDocument[] | undefined;
     try {
       this.#assertOpen();
-      kept = cache.get(key, this.#connection.readStamp());
+      kept = cache.get(key, () => this.#connection.readStamp());
     } catch {
       kept = undefined; // a closed store or a busy database: the read itself says what is wrong
     }

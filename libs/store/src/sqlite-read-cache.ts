@@ -54,11 +54,14 @@ export class ReadCache {
     this.#results.clear();
   }
 
-  /** Copies of the result kept for `key` under `stamp`, or undefined. */
-  get(key: string, stamp: string): NedbDocument[] | undefined {
+  /**
+   * Copies of the result kept for `key`, or undefined; `stamp` (a statement)
+   * is asked only when there is one, so that a read never kept costs nothing.
+   */
+  get(key: string, stamp: () => string): NedbDocument[] | undefined {
     const kept = this.#results.get(key);
     if (kept === undefined) return undefined;
-    if (kept.stamp !== stamp) {
+    if (kept.stamp !== stamp()) {
       this.#results.delete(key);
       return undefined;
     }
