@@ -73,10 +73,18 @@ export class AllInOneConfigError extends Error {
   }
 }
 
-/** The environment one service reads: `env` with an instance id of its own (a given INSTANCE_ID becomes its prefix). */
+/**
+ * The environment one service reads: `env` with an instance id of its own (a given INSTANCE_ID becomes its
+ * prefix), and its embedded store held by this process alone unless `STORE_LOCKING` says otherwise: no other
+ * process runs these services' code on the data directory, and a transaction then takes no file locks.
+ */
 function environmentOf(env: AllInOneOptions['env'], name: string): Record<string, string | undefined> {
   const prefix = env['INSTANCE_ID'];
-  return { ...env, INSTANCE_ID: prefix === undefined ? `${name}-${randomUUID().slice(0, 8)}` : `${prefix}-${name}` };
+  return {
+    ...env,
+    INSTANCE_ID: prefix === undefined ? `${name}-${randomUUID().slice(0, 8)}` : `${prefix}-${name}`,
+    STORE_LOCKING: env['STORE_LOCKING'] || 'exclusive',
+  };
 }
 
 function loggerOf(options: AllInOneOptions, name: string, level: string): Logger {

@@ -67,7 +67,7 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
       if (options === undefined)
         return usageError(
           io,
-          `up takes only --split and --log-format json|pretty (configure it with PORT, HOST, DATA_DIR, NATS_URL, NATS_MEMORY_LIMIT_MIB, MONGO_URL, STORE_ENGINE, ARS_UP_MODE)`,
+          `up takes only --split and --log-format json|pretty (configure it with PORT, HOST, DATA_DIR, NATS_URL, NATS_MEMORY_LIMIT_MIB, MONGO_URL, STORE_ENGINE, STORE_LOCKING, ARS_UP_MODE)`,
         );
       return upCommand(io, options);
     }

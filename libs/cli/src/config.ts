@@ -80,6 +80,9 @@ export const UpConfig = z.object({
   STORE_ENGINE: optional(z.enum(['nedb', 'sqlite'])).describe(
     'Engine of the embedded store: sqlite or nedb (see docs/operations.md). Default sqlite.',
   ),
+  STORE_LOCKING: optional(z.enum(['shared', 'exclusive'])).describe(
+    'The sqlite store held by its process alone (exclusive) or open to other processes (shared). Default exclusive in one-process mode, shared in split mode.',
+  ),
 });
 export type UpConfig = z.output<typeof UpConfig>;
 

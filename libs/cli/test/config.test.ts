@@ -41,6 +41,7 @@ describe('parseUpConfig', () => {
       NATS_MEMORY_LIMIT_MIB: '512',
       MONGO_URL: 'mongodb://m:27017',
       STORE_ENGINE: 'sqlite',
+      STORE_LOCKING: 'shared',
       ARS_UP_MODE: 'split',
     };
     expect(parseUpConfig(env)).toEqual({ ...env, PORT: 0, NATS_MEMORY_LIMIT_MIB: 512 });
@@ -65,6 +66,10 @@ describe('parseUpConfig', () => {
 
   it('names STORE_ENGINE when it is not an embedded engine', () => {
     expect(problemsOf({ STORE_ENGINE: 'mysql' })).toEqual(['STORE_ENGINE']);
+  });
+
+  it('names STORE_LOCKING when it is neither shared nor exclusive', () => {
+    expect(problemsOf({ STORE_LOCKING: 'none' })).toEqual(['STORE_LOCKING']);
   });
 
   it('quotes the bad value in the message', () => {

@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '@ars/client';
 import { SERVICE_NODE_FLAGS, START_ORDER, SYSTEM_PROCESS, startSystem } from '../src/index.ts';
@@ -58,6 +60,9 @@ describe('startSystem', () => {
       expect.arrayContaining(['GOMEMLIMIT=160MiB', 'GOGC=off', expect.stringMatching(/^GODEBUG=madvdontneed=0(,|$)/)]),
     );
     expect(logs.some((line) => line.startsWith('[session]') && line.includes('service started'))).toBe(true);
+    // Split mode leaves each store open to other processes (another run-executor on the directory): the log's
+    // index is the shared -shm file.
+    expect(existsSync(join(dataDir, 'run-executor', 'ars_run_executor', 'store.sqlite-shm'))).toBe(true);
 
     await system.stop();
     expect(pids.filter((p) => isAlive(p.pid))).toEqual([]);
@@ -109,9 +114,25 @@ describe("startSystem with every service in one child process (mode 'one-process
     // Each line is prefixed with the service that wrote it, not with the process.
     const sources = new Set(logs.map((entry) => entry.source));
     for (const service of START_ORDER) expect(sources, service).toContain(service);
+    // The one process holds its stores alone (STORE_LOCKING defaults to exclusive): no shared log index, and
+    // another process is locked out until it stops.
+    const executorStore = join(dataDir, 'run-executor', 'ars_run_executor', 'store.sqlite');
+    expect(existsSync(`${executorStore}-shm`)).toBe(false);
+    const outsider = new DatabaseSync(executorStore, { timeout: 0 });
+    try {
+      expect(() => outsider.prepare('SELECT count(*) FROM sqlite_schema').get()).toThrow(/locked/);
+    } finally {
+      outsider.close();
+    }
 
     await system.stop();
     expect(pids.filter((p) => isAlive(p.pid))).toEqual([]);
+    const stopped = new DatabaseSync(executorStore, { timeout: 0 });
+    try {
+      expect(stopped.prepare(`SELECT count(*) AS n FROM "c:tasks"`).get()).toEqual({ n: 1 });
+    } finally {
+      stopped.close();
+    }
     const order = logs
       .filter((entry) => /"msg":"(gateway stopping|service stopping)"/.test(entry.raw))
       .map((entry) => entry.source);

@@ -71,6 +71,12 @@ export const BaseServiceConfig = z.object({
     .describe(
       'Engine of the embedded store (ignored with MONGO_URL): sqlite (documents on disk, memory bounded, processes may share a directory) or nedb (documents in memory, one process per data directory). Default sqlite.',
     ),
+  STORE_LOCKING: z
+    .enum(['shared', 'exclusive'])
+    .default('shared')
+    .describe(
+      'Embedded sqlite store only: shared (several processes may open DATA_DIR/<service>, e.g. two run-executors) or exclusive (this process alone: its transactions take no file locks, and another process opening the store is refused; the one-process mode defaults to it). Default shared.',
+    ),
   LOG_LEVEL: z
     .enum(LOG_LEVELS)
     .default('info')

@@ -125,6 +125,7 @@ async function connect(
     // What the service sends right after a write (an event once its record is committed, a reply) leaves in
     // the commit's turn, not a turn later.
     afterCommit: () => flushNow(bus.nc),
+    exclusive: config.STORE_LOCKING === 'exclusive',
   });
   closers.push({ name: 'store', close: () => store.close() });
   return { telemetry, metrics, logger, bus, store };

@@ -19,6 +19,7 @@ describe('loadConfig', () => {
       NATS_URL: 'nats://127.0.0.1:4222',
       DATA_DIR: '.data',
       STORE_ENGINE: 'sqlite',
+      STORE_LOCKING: 'shared',
       LOG_LEVEL: 'info',
       JETSTREAM_REPLICAS: 1,
       HEALTH_HOST: '0.0.0.0',
@@ -149,6 +150,7 @@ describe('loadConfig', () => {
       loadConfig(BaseServiceConfig, {
         MONGO_URL: 'http://db:27017',
         STORE_ENGINE: 'mysql',
+        STORE_LOCKING: 'none',
         LOG_LEVEL: 'loud',
         OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url',
       }),
@@ -159,6 +161,7 @@ describe('loadConfig', () => {
       'NATS_URL',
       'OTEL_EXPORTER_OTLP_ENDPOINT',
       'STORE_ENGINE',
+      'STORE_LOCKING',
     ]);
     expect(problems['NATS_URL']).toBe('is required');
     expect(problems['STORE_ENGINE']).toMatch(/nedb.*sqlite/);

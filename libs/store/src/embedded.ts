@@ -77,6 +77,13 @@ export interface EmbeddedStoreOptions {
    * a write leaves at once instead of a turn later. @default nothing
    */
   afterCommit?: () => void;
+  /**
+   * sqlite only. This process is the only one that opens the directory's
+   * database (`ConnectionOptions.exclusive`): its transactions make no
+   * locking system calls, and another process opening it is refused.
+   * @default false (several processes may share it)
+   */
+  exclusive?: boolean;
 }
 
 /** The longest delay `setInterval` honours (about 24.8 days). */
@@ -302,6 +309,7 @@ export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<
       directory,
       onBackgroundError,
       afterCommit: options.afterCommit,
+      exclusive: options.exclusive,
     });
   }
   return new EmbeddedStore(options, directory);

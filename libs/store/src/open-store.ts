@@ -38,6 +38,8 @@ export interface OpenStoreOptions {
   onBackgroundError?: (error: StoreError) => void;
   /** Embedded sqlite only: see `EmbeddedStoreOptions.afterCommit`. */
   afterCommit?: () => void;
+  /** Embedded sqlite only: see `EmbeddedStoreOptions.exclusive`. */
+  exclusive?: boolean;
 }
 
 /**

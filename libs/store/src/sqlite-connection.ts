@@ -111,6 +111,17 @@ export interface ConnectionOptions {
    * socket writes), which would otherwise wait a whole turn more.
    */
   readonly afterCommit?: (() => void) | undefined;
+  /**
+   * This connection is the file's only user (`PRAGMA locking_mode =
+   * EXCLUSIVE`, set before the log is opened): it takes the file's locks
+   * once and keeps them, so a transaction makes no locking system call
+   * (about 70 a run, measured), the write-ahead log's index lives in this
+   * process's memory (no `-shm` file), and nothing another connection does
+   * can change what it reads (`PRAGMA data_version` need not be asked).
+   * Another process that opens the file meanwhile is refused: SQLite's busy
+   * error. Ignored for `:memory:`. @default false (shared)
+   */
+  readonly exclusive?: boolean | undefined;
 }
 
 /**
@@ -140,6 +151,8 @@ export class Connection {
   readonly #db: DatabaseSync;
   readonly #afterCommit: (() => void) | undefined;
   readonly #statements = new Map<string, StatementSync>();
+  /** See `ConnectionOptions.exclusive`: no other connection commits to this file. */
+  readonly #exclusive: boolean;
   #dataVersion = -1;
   #generation = 0;
   /** The writes waiting for the lock, in call order; later writes queue behind them. */
@@ -159,8 +172,12 @@ export class Connection {
    */
   constructor(location: string, options: ConnectionOptions = {}) {
     this.#afterCommit = options.afterCommit;
+    this.#exclusive = options.exclusive === true && location !== ':memory:';
     this.#db = new DatabaseSync(location, { timeout: BUSY_TIMEOUT_MS });
     try {
+      // Before the log is opened, so that its index is kept in memory; a savepoint's journal stays there too
+      // (otherwise SQLite writes it to a temporary file in this mode).
+      if (this.#exclusive) this.#db.exec('PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = MEMORY');
       // WAL: readers never block the writer nor each other, across processes; NORMAL syncs at checkpoints only.
       if (location !== ':memory:') {
         this.#db.exec('PRAGMA journal_mode = WAL');
@@ -196,8 +213,10 @@ export class Connection {
    * A stamp of what reads see: it changes when another connection commits
    * (SQLite's `data_version`) or a write here is rolled back (the
    * generation). Writes committed by this connection leave it as it is.
+   * Held alone (`exclusive`), no other connection commits: the generation is the stamp.
    */
   readStamp(): string {
+    if (this.#exclusive) return String(this.#generation);
     const row = this.statement('PRAGMA data_version').get() as { data_version: number };
     return `${this.#generation}:${row.data_version}`;
   }
@@ -453,6 +472,7 @@ export class Connection {
 
   /** Reads the data version: this takes the transaction's snapshot, so what it reads agrees with the generation. */
   #noticeChanges(): void {
+    if (this.#exclusive) return; // no other connection commits
     const row = this.statement('PRAGMA data_version').get() as { data_version: number };
     if (row.data_version !== this.#dataVersion) {
       this.#dataVersion = row.data_version;

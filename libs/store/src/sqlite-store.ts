@@ -19,6 +19,8 @@ export interface SqliteStoreOptions {
   onBackgroundError: (error: StoreError) => void;
   /** See `ConnectionOptions.afterCommit`. */
   afterCommit?: (() => void) | undefined;
+  /** See `ConnectionOptions.exclusive`. */
+  exclusive?: boolean | undefined;
 }
 
 /**
@@ -105,9 +107,17 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
   const location = directory === null ? ':memory:' : join(directory, SQLITE_FILENAME);
   let connection: Connection;
   try {
-    connection = await connect(location, (at) => new Connection(at, { afterCommit: options.afterCommit }));
+    connection = await connect(
+      location,
+      (at) => new Connection(at, { afterCommit: options.afterCommit, exclusive: options.exclusive }),
+    );
   } catch (error) {
-    throw new StoreError(`cannot open the embedded database ${location}`, { cause: error });
+    // Locked past the retries: most likely a process that holds it alone (`ars up` opens its stores so).
+    const held = isBusy(error) ? ': another process holds it' : '';
+    throw new StoreError(`cannot open the embedded database ${location}${held}`, {
+      cause: error,
+      retryable: held !== '',
+    });
   }
   if (directory !== null) {
     try {
