@@ -1,9 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
-// Four projects: unit (pure, milliseconds), int (real nats-server spawned on
-// free ports), e2e (separate processes over HTTP and SSE) and deploy (the
-// chart, image and Tiltfile, and the system run as the chart renders it). Bounded
-// parallelism: the CI machine has two cores.
+// Five projects: unit (pure, milliseconds), int (real nats-server spawned on
+// free ports), e2e (separate processes over HTTP and SSE), deploy (the chart,
+// image and Tiltfile) and cluster (the system run as the chart renders it, under
+// faults, alone after the others). Bounded parallelism: the CI machine has two cores.
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -49,9 +49,25 @@ export default defineConfig({
         test: {
           name: 'deploy',
           include: ['deploy/test/**/*.test.ts'],
+          exclude: ['deploy/test/cluster.test.ts', '**/node_modules/**'],
           globalSetup: ['deploy/test/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 180_000,
+        },
+      },
+      {
+        // The chart's Deployments on a 3-node NATS cluster under kill -9 faults, once every other project
+        // is done: its assertions are about failover, and a whole other system beside it on two cores
+        // stalled the NATS cluster's elections for seconds (a run's terminal event stored twice, an SSE
+        // client's sequences shifted; two CI runs of 2026-11-28, none alone).
+        extends: true,
+        test: {
+          name: 'cluster',
+          include: ['deploy/test/cluster.test.ts'],
+          globalSetup: ['deploy/test/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+          sequence: { groupOrder: 1 },
         },
       },
     ],
