@@ -7,17 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isStoreError, observeTransactions, openStore } from '../src/index.ts';
 import type { Store, StoreDocument } from '../src/index.ts';
 import { describeCollectionContract } from './collection-contract.ts';
-
-/** The store with every collection keeping its reads, as configuration collections do. */
-function keepingReads(store: Store): Store {
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      if (property === 'collection') return (name: string) => target.collection(name, { cacheReads: true });
-      const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
+import { keepingReads } from './keeping-reads.ts';
 
 describeCollectionContract('embedded sqlite store held by its process alone', { durable: true }, async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'ars-store-exclusive-'));

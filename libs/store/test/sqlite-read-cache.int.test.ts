@@ -6,19 +6,7 @@ import { observeTransactions, openStore } from '../src/index.ts';
 import type { Store, StoreDocument } from '../src/index.ts';
 import { readKey } from '../src/sqlite-read-cache.ts';
 import { describeCollectionContract } from './collection-contract.ts';
-
-/** The store with every collection keeping its reads: the whole contract must hold as without. */
-function keepingReads(store: Store): Store {
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      if (property === 'collection') {
-        return (name: string) => target.collection(name, { cacheReads: true });
-      }
-      const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
+import { keepingReads } from './keeping-reads.ts';
 
 describeCollectionContract('embedded sqlite store keeping reads, on disk', { durable: true }, async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'ars-store-cache-'));
