@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { EventLookup, EventRecord } from '../src/index.ts';
+import type { Bus, EventLookup, EventRecord } from '../src/index.ts';
 
 /** A temporary directory removed by the returned function. */
 export async function tempDir(prefix: string): Promise<{ path: string; remove: () => Promise<void> }> {
@@ -91,4 +91,33 @@ export function followTail(tail: AsyncIterable<EventRecord>): FollowedTail {
       while (seen.length < count && Date.now() < deadline) await sleep(25);
     },
   };
+}
+
+/**
+ * Waits until `stream` has a leader and every one of its `replicas` peers is
+ * online and current. A node restarted a moment ago catches up first; killing
+ * another node before it has would leave the stream without a quorum, which
+ * tests of a single node's loss do not mean to test.
+ */
+export async function untilStreamHealthy(
+  bus: Bus,
+  stream: string,
+  replicas: number,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer yet';
+  while (Date.now() < deadline) {
+    try {
+      const cluster = (await bus.jsm.streams.info(stream)).cluster;
+      const peers = cluster?.replicas ?? [];
+      const healthy = peers.filter((peer) => peer.current && !peer.offline).length;
+      if (cluster?.leader !== undefined && healthy === replicas - 1) return;
+      last = `leader ${cluster?.leader ?? 'none'}, ${healthy} of ${replicas - 1} followers current`;
+    } catch (error) {
+      last = String(error);
+    }
+    await sleep(100);
+  }
+  throw new Error(`stream ${stream} did not become healthy in ${timeoutMs} ms: ${last}`);
 }
