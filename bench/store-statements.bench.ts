@@ -44,6 +44,7 @@ import { findFreePort, startTestNats } from '@ars/testkit';
 import { startAllInOne } from '../deploy/src/one-process/system.ts';
 // eslint-disable-next-line no-restricted-imports -- the statements are counted at the store's internal connection
 import { Connection } from '../libs/store/src/sqlite-connection.ts';
+import { cpuSeconds } from './src/proc-stats.ts';
 import { openRunClient, TERMINAL_TYPES } from './src/run-driver.ts';
 
 const { values } = parseArgs({
@@ -233,10 +234,12 @@ try {
   const began = performance.now();
   const ioBefore = ioCounters();
   const cpuBefore = process.cpuUsage();
+  const natsBefore = cpuSeconds(nats.pid);
   const mainBefore = process.threadCpuUsage();
   await drive(RUNS);
   const cpu = process.cpuUsage(cpuBefore);
   const main = process.threadCpuUsage(mainBefore);
+  const natsMs = (cpuSeconds(nats.pid) - natsBefore) * 1000;
   const ioAfter = ioCounters();
   const seconds = (performance.now() - began) / 1000;
   await new Promise((resolve) => setTimeout(resolve, 500)); // what the runs' events still cause
@@ -254,15 +257,15 @@ try {
   const mainMs = (main.user + main.system) / 1000;
   print(
     `  ${(cpuMs / RUNS).toFixed(3)} CPU ms per run in this process (services and load generator), ` +
-      `${(mainMs / RUNS).toFixed(3)} of them on its main thread`,
+      `${(mainMs / RUNS).toFixed(3)} of them on its main thread; nats-server ${(natsMs / RUNS).toFixed(3)}`,
   );
   const ioPerRun = (key: string): string =>
     ioAfter[key] === undefined || ioBefore[key] === undefined
       ? '?'
-      : ((ioAfter[key] - ioBefore[key]) / RUNS).toFixed(key === 'syscw' ? 1 : 0);
+      : ((ioAfter[key] - ioBefore[key]) / RUNS).toFixed(key.startsWith('sysc') ? 1 : 0);
   print(
     `  ${ioPerRun('write_bytes')} bytes written to storage per run by this process, ` +
-      `${ioPerRun('syscw')} write calls (sockets included)`,
+      `${ioPerRun('syscw')} write calls (sockets included), ${ioPerRun('syscr')} read calls`,
   );
   if (!values.times) {
     print(

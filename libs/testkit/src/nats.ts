@@ -11,6 +11,8 @@ export interface TestNats {
   readonly port: number;
   /** Its JetStream store, a fresh temporary directory. */
   readonly storeDir: string;
+  /** The server's process id (a new one after {@link restart}). */
+  readonly pid: number;
   /** Kills the server with SIGKILL (a crash), without waiting; the store stays. */
   kill(): void;
   /** Starts the server again on the same port and store, after {@link kill}: clients reconnect by themselves. */
@@ -36,6 +38,9 @@ export async function startTestNats(): Promise<TestNats> {
     url,
     port,
     storeDir,
+    get pid() {
+      return handle.pid;
+    },
     kill() {
       handle.kill();
     },

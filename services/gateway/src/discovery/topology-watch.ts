@@ -35,8 +35,9 @@ export interface TopologyWatchOptions {
 }
 
 export interface TopologyWatch {
-  /** One poll: publishes `topology.changed` when a change is confirmed. Never throws. */
+  /** One poll: publishes `topology.changed` when a change is confirmed. Never throws; does nothing once stopped. */
   poll(): Promise<void>;
+  /** Stops polling; a poll in flight may still end, and its failure is not logged. */
   stop(): void;
 }
 
@@ -68,13 +69,22 @@ export function startTopologyWatch(options: TopologyWatchOptions): TopologyWatch
     candidate = undefined;
   }
 
+  let stopped = false;
   const poll = (): Promise<void> => {
+    if (stopped) return Promise.resolve();
     running ??= check()
-      .catch((error: unknown) => options.logger.warn({ err: error }, 'topology poll failed'))
+      // A poll still waiting when the gateway stops fails with its closing connection: that is no problem to report.
+      .catch((error: unknown) => {
+        if (!stopped) options.logger.warn({ err: error }, 'topology poll failed');
+      })
       .finally(() => (running = undefined));
     return running;
   };
   const timer = options.intervalMs > 0 ? setInterval(() => void poll(), options.intervalMs) : undefined;
   timer?.unref();
-  return { poll, stop: () => clearInterval(timer) };
+  const stop = (): void => {
+    stopped = true;
+    clearInterval(timer);
+  };
+  return { poll, stop };
 }
