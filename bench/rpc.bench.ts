@@ -29,6 +29,7 @@ const { values } = parseArgs({
 const CALLS = Number(values.calls);
 const WARMUP = Number(values.warmup);
 const PAD = 'x'.repeat(Number(values.payload));
+const print = (line: string) => process.stdout.write(`${line}\n`);
 
 const logger = createLogger({ name: 'rpc-bench', level: 'silent' });
 const identity: VerifiedIdentity = { tenant: 'bench', user: 'caller', session: 'rpc', scopes: [] };
@@ -59,7 +60,7 @@ async function drive(calls: number, concurrency: number): Promise<void> {
 }
 
 try {
-  console.log(`rpc benchmark: ${CALLS} calls after ${WARMUP} warm-up, a ${PAD.length}-character body each`);
+  print(`rpc benchmark: ${CALLS} calls after ${WARMUP} warm-up, a ${PAD.length}-character body each`);
   for (const concurrency of values.concurrency.split(',').map(Number)) {
     await drive(WARMUP, concurrency);
     const began = performance.now();
@@ -69,7 +70,7 @@ try {
     const used = process.cpuUsage(cpu);
     const seconds = (performance.now() - began) / 1000;
     const perCallUs = (ms: number): string => ((ms / CALLS) * 1000).toFixed(1);
-    console.log(
+    print(
       `  ${String(concurrency).padStart(2)} callers: ${(CALLS / seconds).toFixed(0)} calls/s; CPU µs per call: ` +
         `this process ${perCallUs((used.user + used.system) / 1000)}, ` +
         `nats-server ${perCallUs((cpuSeconds(nats.pid) - natsBefore) * 1000)}`,
