@@ -178,6 +178,40 @@ describe('runs end to end', () => {
       expect(sessions.items).toEqual([]);
     });
 
+    it('runs the configuration as changed since the previous run of the same session and agent', async () => {
+      // The executor keeps a resolved configuration per (tenant, user, session, agent) until a change is
+      // announced: each run here follows a write of another layer, and must see it.
+      const admin = await caller('config-change', ['admin']);
+      const agentId = `cfg-${admin.identity.tenant}`;
+      const modelOf = async (run: WatchedRun) => {
+        await run.log.terminal();
+        const cost = run.log.frames.find((f) => f.type === 'llm.cost.recorded');
+        await run.log.close();
+        return cost === undefined ? undefined : payload(cost)['Model'];
+      };
+      const runOnce = () =>
+        startWatched(admin.client, { query: '#script finish:done', agent_id: agentId }).then(modelOf);
+      const revise = (model: string) =>
+        admin.client.call('agent_config.set_revision', {
+          identity: {},
+          agent_id: agentId,
+          config: { llm_provider: { provider_name: 'scripted', provider: 'scripted' }, llm_params: { model } },
+        });
+
+      await revise('model-one');
+      expect(await runOnce()).toBe('model-one');
+      expect(await runOnce()).toBe('model-one');
+      await revise('model-two');
+      expect(await runOnce()).toBe('model-two');
+      await admin.client.call('governance.set_tenant_overrides', {
+        identity: {},
+        overrides: { model: 'tenant-model' },
+      });
+      expect(await runOnce()).toBe('tenant-model');
+      await admin.client.call('governance.set_tenant_overrides', { identity: {}, overrides: { model: null } });
+      expect(await runOnce()).toBe('model-two');
+    });
+
     it('records input artifacts and their disposition hints on the task', async () => {
       const owner = await caller('inputs');
       const put = await owner.client.call<{ artifact: { artifact_id: string } }>('artifacts.put', {

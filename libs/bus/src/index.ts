@@ -6,6 +6,8 @@
  * publisher with its redactor, and local nats-server processes for tests.
  */
 export { connectBus, flushNow, isConnectionUp, maxPayloadOf } from './connection.ts';
+export { CONFIG_CHANGED_SUBJECT, createConfigChangeAnnouncer, watchConfigChanges } from './config-changes.ts';
+export type { ConfigChangeAnnouncer, ConfigChangeWatch } from './config-changes.ts';
 export { ControlDeliveryError, requestControl, serveControlInbox } from './control-inbox.ts';
 export type {
   ControlDeliveryFailure,

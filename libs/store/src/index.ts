@@ -5,6 +5,7 @@
  */
 export { openStore } from './open-store.ts';
 export { observeTransactions } from './transaction-timing.ts';
+export { observeWrites } from './observed-writes.ts';
 export type { TransactionObserver } from './transaction-timing.ts';
 export type { OpenStoreOptions } from './open-store.ts';
 export { DEFAULT_COMPACTION_INTERVAL_MS, DEFAULT_SYNC_INTERVAL_MS, EMBEDDED_ENGINES } from './embedded.ts';

@@ -1,4 +1,6 @@
+import { createConfigChangeAnnouncer } from '@ars/bus';
 import { createErasedSessionMarkers, defineService } from '@ars/service-kit';
+import { observeWrites } from '@ars/store';
 import { AgentRegistryConfig } from './config.ts';
 import { createRetireHandler } from './handlers/agent-config-retire.handler.ts';
 import { createRevisionHandlers } from './handlers/agent-config-revisions.handler.ts';
@@ -12,8 +14,9 @@ import { createTenantOverridesSource } from './handlers/tenant-overrides.ts';
 import { createUserVariantHandlers } from './handlers/user-variant.handler.ts';
 import { createMcpHost } from './mcp/index.ts';
 import { createOAuthModule } from './oauth/index.ts';
+import { CONFIG_INPUT_COLLECTIONS } from './store/config-inputs.ts';
 import { createRetirementRepository } from './store/retirement.repository.ts';
-import { createRevisionRepository } from './store/revision.repository.ts';
+import { createRevisionRepository, USER_REVISIONS_COLLECTION } from './store/revision.repository.ts';
 import { createSessionSettingsRepository } from './store/session-settings.repository.ts';
 import { createSkillRepository } from './store/skill.repository.ts';
 import { createToolsModule } from './tools/index.ts';
@@ -34,11 +37,14 @@ export const agentRegistryService = defineService({
   name: 'agent-registry',
   version: '0.1.0',
   config: AgentRegistryConfig,
-  build: async ({ store, publisher, config, rpc, logger, bus }) => {
+  build: async ({ store: ownStore, publisher, config, rpc, logger, bus }) => {
+    // Executors keep resolved configurations: every write to what they are resolved from is announced.
+    const changes = createConfigChangeAnnouncer(bus, 'agent-registry');
+    const store = observeWrites(ownStore, CONFIG_INPUT_COLLECTIONS, () => changes.announce());
     const fleetRef: { module?: FleetModule } = {};
     const [adminRevisions, variants, skills, sessionSettings] = await Promise.all([
       createRevisionRepository(store),
-      createRevisionRepository(store, { collection: 'agent_config_user_revisions', perUser: true }),
+      createRevisionRepository(store, { collection: USER_REVISIONS_COLLECTION, perUser: true }),
       createSkillRepository(store),
       createSessionSettingsRepository(store),
     ]);
@@ -122,6 +128,7 @@ export const agentRegistryService = defineService({
         ...oauth.internalHandlers,
       ],
       stop: async () => {
+        changes.stop();
         await fleet.stop();
         await tools.stop();
         await mcp.stop();

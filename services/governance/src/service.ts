@@ -1,5 +1,7 @@
 import { tenantBudgetHandler } from './handlers/tenant-budget.handler.ts';
+import { createConfigChangeAnnouncer } from '@ars/bus';
 import { defineService, startPeriodic } from '@ars/service-kit';
+import { observeWrites } from '@ars/store';
 import type { ServiceContext, ServiceImplementation } from '@ars/service-kit';
 import { GovernanceConfig } from './config.ts';
 import { parseCurrencyRates } from './domain/currency.ts';
@@ -16,6 +18,7 @@ import { setPostureHandler } from './handlers/set-posture.handler.ts';
 import { getTenantOverridesHandler, setTenantOverridesHandler } from './handlers/tenant-overrides.handler.ts';
 import { recordTokenRotationHandler } from './handlers/token-rotation.handler.ts';
 import { loadKeyEncryptionKey } from './secrets/key-encryption-key.ts';
+import { TENANT_OVERRIDES_COLLECTION } from './store/overrides.repository.ts';
 import { createRepositories } from './store/repositories.ts';
 import { openRevocationWriter } from './store/revocations.kv.ts';
 
@@ -30,10 +33,14 @@ async function buildGovernance(
   options: GovernanceServiceOptions,
 ): Promise<ServiceImplementation> {
   const { config, logger } = context;
+  // Executors keep resolved configurations, the tenant's overrides among their layers: their writes are announced.
+  const changes = createConfigChangeAnnouncer(context.bus, 'governance');
   const kek = await loadKeyEncryptionKey(config, logger);
   logger.info({ kekId: kek.id, source: kek.source }, 'key-encryption key loaded');
   const ctx: GovernanceContext = {
-    repos: await createRepositories(context.store),
+    repos: await createRepositories(
+      observeWrites(context.store, [TENANT_OVERRIDES_COLLECTION], () => changes.announce()),
+    ),
     publisher: context.publisher,
     revocations: await openRevocationWriter(context.bus),
     kek,
@@ -58,7 +65,10 @@ async function buildGovernance(
     },
   );
   return {
-    stop: () => receiptPruner.stop(),
+    stop: async () => {
+      changes.stop();
+      await receiptPruner.stop();
+    },
     // auth.rotate_token is completed by the gateway (it holds the signing
     // keys); its revocation and audit trail are _governance.record_token_rotation.
     handlers: {

@@ -8,6 +8,7 @@ import {
   GovernanceRotateKeyResponse,
   GovernanceSetTenantOverridesResponse,
 } from '@ars/contracts';
+import { CONFIG_CHANGED_SUBJECT } from '@ars/bus';
 import { createLogger } from '@ars/telemetry';
 import { DEV_KEK_FILE, loadKeyEncryptionKey } from '../src/secrets/key-encryption-key.ts';
 import type { Harness } from './support/harness.ts';
@@ -30,6 +31,26 @@ describe('tenant overrides and provider keys', () => {
   afterAll(async () => h?.stop());
 
   describe('tenant overrides', () => {
+    it('announces each write on ars.cfg.changed (executors drop the configurations they keep), and no read', async () => {
+      const notices: string[] = [];
+      const sub = h.service.bus.nc.subscribe(CONFIG_CHANGED_SUBJECT, {
+        callback: (error, msg) => void (error === null && notices.push(new TextDecoder().decode(msg.data))),
+      });
+      await h.service.bus.nc.flush();
+      try {
+        const admin = identityOf(uniqueTenant(), ['admin'], 'admin');
+        await h.call('governance.get_tenant_overrides', { identity: {} }, admin);
+        await h.service.bus.nc.flush();
+        expect(notices).toEqual([]);
+        await h.call('governance.set_tenant_overrides', { identity: {}, overrides: { model: 'gpt-x' } }, admin);
+        await h.call('governance.set_tenant_overrides', { identity: {}, overrides: { model: null } }, admin);
+        await h.service.bus.nc.flush();
+        expect(notices).toEqual(['governance', 'governance']);
+      } finally {
+        sub.unsubscribe();
+      }
+    });
+
     it('reads no overrides for a fresh tenant', async () => {
       const tenant = uniqueTenant();
       const result = GovernanceGetTenantOverridesResponse.parse(

@@ -55,9 +55,9 @@ describe('RunExecutorConfig', () => {
     );
   });
 
-  it('resolves the effective configuration for every run, asks for 4096 max tokens and prices nothing, unless told', () => {
+  it('keeps a resolved configuration a minute at most, asks for 4096 max tokens and prices nothing, unless told', () => {
     expect(loadConfig(RunExecutorConfig, { NATS_URL })).toMatchObject({
-      AGENT_CONFIG_CACHE_MS: 0,
+      AGENT_CONFIG_CACHE_MS: 60_000,
       ENGINE_RPC_TIMEOUT_MS: 2000,
       LLM_DEFAULT_MAX_TOKENS: 4096,
       LLM_PRICES: {},

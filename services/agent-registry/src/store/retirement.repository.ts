@@ -49,9 +49,11 @@ export interface RetirementRepository {
 
 const idOf = (tenant: string, agentId: string) => JSON.stringify([tenant, agentId]);
 
+export const RETIREMENTS_COLLECTION = 'agent_retirements';
+
 /** The store-backed {@link RetirementRepository}. */
 export function createRetirementRepository(store: Store): RetirementRepository {
-  const retirements: Collection<RetirementRecord> = store.collection<RetirementRecord>('agent_retirements', {
+  const retirements: Collection<RetirementRecord> = store.collection<RetirementRecord>(RETIREMENTS_COLLECTION, {
     cacheReads: true,
   });
 

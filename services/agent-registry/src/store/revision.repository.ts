@@ -89,6 +89,11 @@ export interface RevisionRepositoryOptions {
 /** Each lost race means another writer succeeded, so this bounds waiting, not correctness. */
 const MAX_APPEND_ATTEMPTS = 64;
 
+/** The admin tier's revisions (the default collection). */
+export const REVISIONS_COLLECTION = 'agent_config_revisions';
+/** The per-user variants' revisions. */
+export const USER_REVISIONS_COLLECTION = 'agent_config_user_revisions';
+
 /** The store-backed {@link RevisionRepository}; creates its indexes. */
 export async function createRevisionRepository(
   store: Store,
@@ -96,7 +101,7 @@ export async function createRevisionRepository(
 ): Promise<RevisionRepository> {
   const perUser = options.perUser ?? false;
   const revisions: Collection<RevisionRecord> = store.collection<RevisionRecord>(
-    options.collection ?? 'agent_config_revisions',
+    options.collection ?? REVISIONS_COLLECTION,
     { cacheReads: true },
   );
   await revisions.createIndex(

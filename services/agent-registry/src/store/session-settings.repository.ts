@@ -48,10 +48,12 @@ export interface SessionSettingsRepository {
 
 const idOf = (key: SessionKey) => JSON.stringify([key.tenant, key.user, key.session, key.agent_id ?? '']);
 
+export const SESSION_SETTINGS_COLLECTION = 'agent_config_session_settings';
+
 /** The store-backed {@link SessionSettingsRepository}; creates its index. */
 export async function createSessionSettingsRepository(store: Store): Promise<SessionSettingsRepository> {
   const settings: Collection<SessionSettingsRecord> = store.collection<SessionSettingsRecord>(
-    'agent_config_session_settings',
+    SESSION_SETTINGS_COLLECTION,
     { cacheReads: true },
   );
   await settings.createIndex({ tenant: 1, agent_id: 1 });

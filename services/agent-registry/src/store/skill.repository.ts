@@ -53,9 +53,11 @@ export interface SkillRepository {
 
 const idOf = (owner: SkillOwner, name: string) => JSON.stringify([ownerKey(owner), name]);
 
+export const SKILLS_COLLECTION = 'agent_config_skills';
+
 /** The store-backed {@link SkillRepository}; creates its indexes. */
 export async function createSkillRepository(store: Store): Promise<SkillRepository> {
-  const skills: Collection<SkillRecord> = store.collection<SkillRecord>('agent_config_skills', { cacheReads: true });
+  const skills: Collection<SkillRecord> = store.collection<SkillRecord>(SKILLS_COLLECTION, { cacheReads: true });
   await skills.createIndex({ owner: 1, name: 1 });
   await skills.createIndex({ tenant: 1, agent_id: 1 });
 

@@ -29,11 +29,16 @@ const MAX_POLICIES_PER_TENANT = 10_000;
 
 const idOf = (tenant: string, tool: string) => JSON.stringify([tenant, tool]);
 
+export const APPROVAL_POLICIES_COLLECTION = 'tool_approval_policies';
+
 /** The store-backed {@link ApprovalPolicyRepository}; creates its index. */
 export async function createApprovalPolicyRepository(store: Store): Promise<ApprovalPolicyRepository> {
-  const policies: Collection<ApprovalPolicyRecord> = store.collection<ApprovalPolicyRecord>('tool_approval_policies', {
-    cacheReads: true,
-  });
+  const policies: Collection<ApprovalPolicyRecord> = store.collection<ApprovalPolicyRecord>(
+    APPROVAL_POLICIES_COLLECTION,
+    {
+      cacheReads: true,
+    },
+  );
   await policies.createIndex({ tenant: 1 });
 
   return {

@@ -25,9 +25,11 @@ export interface OverridesRepository {
   apply(tenant: string, patch: OverridesPatch, actor: IdentityQuad, at: string): Promise<Required<TenantOverrides>>;
 }
 
+export const TENANT_OVERRIDES_COLLECTION = 'tenant_overrides';
+
 /** The store-backed overrides repository (collection `tenant_overrides`). */
 export function createOverridesRepository(store: Store): OverridesRepository {
-  const collection = store.collection<OverridesDocument>('tenant_overrides', { cacheReads: true });
+  const collection = store.collection<OverridesDocument>(TENANT_OVERRIDES_COLLECTION, { cacheReads: true });
   return {
     async get(tenant) {
       const doc = await collection.findOne({ _id: tenant });

@@ -183,6 +183,8 @@ export interface AgentConfigResolver {
   resolve(owner: VerifiedIdentity, agentId: string): Promise<EffectiveConfigRecord>;
   /** Drops what is cached of a tenant's agent (fleet control's agents.restart): its next run resolves it afresh. */
   invalidate?(tenant: string, agentId: string): void;
+  /** Stops watching for configuration changes. */
+  stop?(): void;
 }
 
 /** Options of {@link createAgentConfigResolver}. */
@@ -190,10 +192,16 @@ export interface AgentConfigResolverOptions {
   readonly rpc: RpcClient;
   readonly logger: Logger;
   /**
-   * How long a resolved configuration is reused, in ms; 0 (the default) asks
-   * for every run and only shares a request already under way.
+   * How long a resolved configuration is reused at most, in ms; 0 asks for
+   * every run and only shares a request already under way.
    */
   readonly cacheMs: number;
+  /**
+   * Calls `onChange` whenever what configurations are resolved from may have
+   * changed (`watchConfigChanges` of the bus): every kept configuration is
+   * dropped then. Without it nothing is kept beyond `cacheMs` either way.
+   */
+  readonly watch?: (onChange: () => void) => { stop(): void };
   /** @default 2000 */
   readonly timeoutMs?: number;
 }
@@ -203,16 +211,22 @@ interface CacheEntry {
   readonly config: Promise<EffectiveConfigRecord>;
 }
 
-const MAX_CACHE_ENTRIES = 1_000;
+/** Configurations kept at most; the least recently used goes first. */
+export const MAX_CACHE_ENTRIES = 1_000;
 
 /**
  * Resolves effective configurations over NATS. Identical requests under way
- * at once share one call; with `cacheMs` > 0 an answer is reused that long
- * (a configuration change then reaches runs claimed up to `cacheMs` later).
+ * at once share one call; with `cacheMs` > 0 an answer is reused for runs of
+ * the same (tenant, user, session, agent) until a configuration change is
+ * announced (`watch`), or `cacheMs` passed. A change drops every kept answer
+ * and every request under way from the cache (their runs, claimed before
+ * the change, still get them), so a run claimed after the announcement
+ * resolves afresh; the bound only covers notices a connection lost.
  */
 export function createAgentConfigResolver(options: AgentConfigResolverOptions): AgentConfigResolver {
   const cache = new Map<string, CacheEntry>();
   let warned = false;
+  const watch = options.cacheMs > 0 ? options.watch?.(() => cache.clear()) : undefined;
 
   async function fetchConfig(owner: VerifiedIdentity, agentId: string): Promise<EffectiveConfigRecord> {
     try {
@@ -242,6 +256,10 @@ export function createAgentConfigResolver(options: AgentConfigResolverOptions): 
   }
 
   return {
+    stop() {
+      watch?.stop();
+      cache.clear();
+    },
     invalidate(tenant, agentId) {
       for (const key of [...cache.keys()]) {
         const [keyTenant, , , keyAgent] = JSON.parse(key) as string[];
@@ -252,8 +270,14 @@ export function createAgentConfigResolver(options: AgentConfigResolverOptions): 
       const key = JSON.stringify([owner.tenant, owner.user, owner.session, agentId]);
       const now = Date.now();
       const hit = cache.get(key);
-      if (hit !== undefined && hit.until > now) return hit.config;
-      if (cache.size >= MAX_CACHE_ENTRIES) cache.clear();
+      if (hit !== undefined && hit.until > now) {
+        // Most recently used last: the map's order is the eviction order.
+        cache.delete(key);
+        cache.set(key, hit);
+        return hit.config;
+      }
+      if (hit !== undefined) cache.delete(key);
+      if (cache.size >= MAX_CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
       const entry: CacheEntry = { until: Number.POSITIVE_INFINITY, config: fetchConfig(owner, agentId) };
       cache.set(key, entry);
       // Shared while under way; afterwards kept `cacheMs` (a failure never is).

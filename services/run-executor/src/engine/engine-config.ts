@@ -96,10 +96,10 @@ export const ENGINE_CONFIG_SHAPE = {
     'Planner steps a run may take; one more fails it with max_steps_exceeded. Default 25.',
   ),
   AGENT_CONFIG_CACHE_MS: int(
-    0,
+    60_000,
     0,
     600_000,
-    "How long a run's resolved effective configuration is reused for the same (tenant, user, session, agent), in ms. Default 0: every run resolves its own (concurrent identical resolutions share one call); above 0 a configuration change may reach runs claimed up to that long later.",
+    "How long a run's resolved effective configuration is reused at most for the same (tenant, user, session, agent), in ms. A configuration change announced by agent-registry or governance drops every kept one at once, and so does a drop of the executor's NATS connection; the bound covers a notice lost otherwise. 0: every run resolves its own (concurrent identical resolutions share one call). Default 60000.",
   ),
   ENGINE_RPC_TIMEOUT_MS: int(
     2_000,

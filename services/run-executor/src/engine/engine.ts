@@ -1,3 +1,4 @@
+import { watchConfigChanges } from '@ars/bus';
 import type { Bus, EventPublisher, RpcClient } from '@ars/bus';
 import { createCredentialBrokerClient, startPeriodic } from '@ars/service-kit';
 import type { Logger } from '@ars/telemetry';
@@ -134,6 +135,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       logger,
       cacheMs: settings.agentConfigCacheMs,
       timeoutMs,
+      watch: (onChange) => watchConfigChanges(bus, onChange),
     }),
     runOverrides: options.runOverrides,
     taskConfigs: options.taskConfigs,
@@ -189,6 +191,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       await sweeping.stop();
       await consumer.stop();
       await toolCalls.stop();
+      deps.agents.stop?.();
       js.close();
     },
   };

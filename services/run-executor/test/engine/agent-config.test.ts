@@ -5,6 +5,7 @@ import { createLogger } from '@ars/telemetry';
 import {
   AgentConfigRefused,
   DEFAULT_SYSTEM_PROMPT,
+  MAX_CACHE_ENTRIES,
   createAgentConfigResolver,
   parseEffectiveReply,
   toAgentRunConfig,
@@ -113,5 +114,142 @@ describe('resolving a run’s configuration', () => {
       cacheMs: 0,
     });
     await expect(resolver.resolve(owner, 'ghost')).rejects.toBeInstanceOf(AgentConfigRefused);
+  });
+});
+
+describe('keeping resolved configurations', () => {
+  const logger = createLogger({ name: 'test', level: 'silent' });
+  const owner = (session: string) => ({ tenant: 't', user: 'u', session, scopes: [] });
+
+  /** agent-registry as a fake: each answer names the call that made it (`revision_id` r<n>). */
+  function registry() {
+    const calls: unknown[] = [];
+    const rpc: RpcClient = {
+      async call(_service, _method, _identity, body) {
+        calls.push(body);
+        return {
+          agent_id: (body as { agent_id: string }).agent_id,
+          revision_id: `r${calls.length}`,
+          config: {},
+          source_disables: [],
+          skills: [],
+          layers: [{ layer: 'agent', revision_id: `r${calls.length}`, applied_keys: [] }],
+          content_hash: 'sha256:abc',
+        };
+      },
+    };
+    return { rpc, calls };
+  }
+
+  /** A watch the test fires by hand, as a configuration change notice would. */
+  function notices() {
+    const listeners = new Set<() => void>();
+    let stopped = 0;
+    return {
+      watch: (onChange: () => void) => {
+        listeners.add(onChange);
+        return { stop: () => void (listeners.delete(onChange), (stopped += 1)) };
+      },
+      fire: () => listeners.forEach((listener) => listener()),
+      get listening() {
+        return listeners.size;
+      },
+      get stopped() {
+        return stopped;
+      },
+    };
+  }
+
+  it('reuses an answer for the same session and agent, and asks again for another session or agent', async () => {
+    const { rpc, calls } = registry();
+    const resolver = createAgentConfigResolver({ rpc, logger, cacheMs: 60_000, watch: notices().watch });
+    const first = await resolver.resolve(owner('s1'), 'a');
+    expect((await resolver.resolve(owner('s1'), 'a')).revision_id).toBe(first.revision_id);
+    await resolver.resolve(owner('s2'), 'a');
+    await resolver.resolve(owner('s1'), 'b');
+    expect(calls).toHaveLength(3);
+  });
+
+  it('drops every kept answer on a change notice: the next run resolves afresh', async () => {
+    const { rpc, calls } = registry();
+    const changes = notices();
+    const resolver = createAgentConfigResolver({ rpc, logger, cacheMs: 60_000, watch: changes.watch });
+    await resolver.resolve(owner('s1'), 'a');
+    await resolver.resolve(owner('s2'), 'a');
+    changes.fire();
+    expect((await resolver.resolve(owner('s1'), 'a')).revision_id).toBe('r3');
+    expect((await resolver.resolve(owner('s2'), 'a')).revision_id).toBe('r4');
+    expect(calls).toHaveLength(4);
+  });
+
+  it('does not keep an answer asked for before a notice that came while it was under way', async () => {
+    const changes = notices();
+    let answer: (() => void) | undefined;
+    const { rpc: answering, calls } = registry();
+    const rpc: RpcClient = {
+      async call(...args) {
+        await new Promise<void>((resolve) => (answer = resolve));
+        return answering.call(...args);
+      },
+    };
+    const resolver = createAgentConfigResolver({ rpc, logger, cacheMs: 60_000, watch: changes.watch });
+    const before = resolver.resolve(owner('s1'), 'a');
+    await Promise.resolve();
+    changes.fire();
+    // The run claimed before the change still gets the answer it asked for.
+    answer?.();
+    expect((await before).revision_id).toBe('r1');
+    const after = resolver.resolve(owner('s1'), 'a');
+    await Promise.resolve();
+    answer?.();
+    expect((await after).revision_id).toBe('r2');
+    expect(calls).toHaveLength(2);
+  });
+
+  it('keeps nothing past cacheMs, and with cacheMs 0 neither keeps nor watches', async () => {
+    const { rpc, calls } = registry();
+    const changes = notices();
+    const short = createAgentConfigResolver({ rpc, logger, cacheMs: 1, watch: changes.watch });
+    await short.resolve(owner('s1'), 'a');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await short.resolve(owner('s1'), 'a');
+    expect(calls).toHaveLength(2);
+    short.stop?.();
+    expect(changes.stopped).toBe(1);
+
+    const none = createAgentConfigResolver({ rpc, logger, cacheMs: 0, watch: changes.watch });
+    await none.resolve(owner('s1'), 'a');
+    await none.resolve(owner('s1'), 'a');
+    expect(calls).toHaveLength(4);
+    expect(changes.listening).toBe(0);
+  });
+
+  it('never keeps a failure', async () => {
+    let fail = true;
+    const { rpc: answering, calls } = registry();
+    const rpc: RpcClient = {
+      async call(...args) {
+        if (fail) throw new ServiceError('unavailable', 'service agent-registry is not available');
+        return answering.call(...args);
+      },
+    };
+    const resolver = createAgentConfigResolver({ rpc, logger, cacheMs: 60_000, watch: notices().watch });
+    await expect(resolver.resolve(owner('s1'), 'a')).rejects.toMatchObject({ code: 'unavailable' });
+    fail = false;
+    expect((await resolver.resolve(owner('s1'), 'a')).revision_id).toBe('r1');
+    expect(calls).toHaveLength(1);
+  });
+
+  it(`keeps at most ${MAX_CACHE_ENTRIES} answers, dropping the least recently used`, async () => {
+    const { rpc, calls } = registry();
+    const resolver = createAgentConfigResolver({ rpc, logger, cacheMs: 60_000, watch: notices().watch });
+    for (let i = 0; i < MAX_CACHE_ENTRIES; i += 1) await resolver.resolve(owner(`s${i}`), 'a');
+    await resolver.resolve(owner('s0'), 'a'); // used again: now the most recent
+    await resolver.resolve(owner('new'), 'a'); // evicts s1
+    expect(calls).toHaveLength(MAX_CACHE_ENTRIES + 1);
+    await resolver.resolve(owner('s0'), 'a');
+    expect(calls).toHaveLength(MAX_CACHE_ENTRIES + 1);
+    await resolver.resolve(owner('s1'), 'a');
+    expect(calls).toHaveLength(MAX_CACHE_ENTRIES + 2);
   });
 });
