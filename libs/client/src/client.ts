@@ -25,6 +25,7 @@ export interface CallOptions {
   /** Overrides the client's `X-Service-Session` for this call. */
   readonly session?: string;
   readonly headers?: Readonly<Record<string, string>>;
+  /** Abandons the call: it rejects with the signal's reason (an `AbortError` when none was given). */
   readonly signal?: AbortSignal;
 }
 

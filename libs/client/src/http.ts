@@ -36,7 +36,8 @@ export async function postJson(
       signal,
     );
   } catch (error) {
-    if (signal?.aborted) throw error;
+    // As fetch itself does: the caller's reason, whether the abort came before the answer or while it was read.
+    if (signal?.aborted) throw signal.reason;
     throw networkError(url, error);
   }
   if (answer.status < 200 || answer.status > 299) throw errorFromAnswer(answer);

@@ -203,4 +203,16 @@ describe('runUntilDone', () => {
     setTimeout(() => controller.abort(new Error('stop following')), 50);
     await expect(done).rejects.toThrow('stop following');
   });
+
+  it('rejects with the signal reason when aborted while its start request is under way', async () => {
+    server = await startLocalServer((_request, response) => {
+      // Never answers within the test: the abort comes first.
+      setTimeout(() => response.end(), 300).unref();
+    });
+    const client = createClient({ baseUrl: server.baseUrl });
+    const controller = new AbortController();
+    const done = client.runUntilDone({ query: 'q' }, { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('stop following')), 20);
+    await expect(done).rejects.toThrow('stop following');
+  });
 });
