@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
+import { applyModifiers } from './modify.ts';
 import { nedbModel } from './nedb.ts';
 import type { NedbDocument, NedbQuery } from './nedb.ts';
 import { upsertSeed } from './nedb-query.ts';
@@ -12,7 +13,7 @@ import type { ReturnDocument, Sort, UpdateResult } from './types.ts';
  * construction. Internal to this package.
  */
 
-const { modify, deepCopy } = nedbModel;
+const { deepCopy } = nedbModel;
 
 /** How updateOne, updateMany and findOneAndUpdate differ. */
 export interface ApplyOptions {
@@ -56,7 +57,9 @@ export function upsertDocument(filter: NedbQuery, operators: Record<string, Reco
   const { $setOnInsert: onInsert = {}, $set: set = {}, ...others } = operators;
   const { _id: onInsertId, ...onInsertFields } = onInsert;
   const id = typeof seedId === 'string' ? seedId : typeof onInsertId === 'string' ? onInsertId : randomUUID();
-  return modify(deepCopy({ _id: id, ...seed }, true), { ...others, $set: { ...onInsertFields, ...set } });
+  // The seed keeps only good field names (a strict copy drops the others, as nedb's upsert does), and the
+  // operators' values were checked by `checkUpdate`: the modifiers apply without nedb's walk of the whole result.
+  return applyModifiers(deepCopy({ _id: id, ...seed }, true), { ...others, $set: { ...onInsertFields, ...set } });
 }
 
 /** The outcome of an upsert that inserted `inserted`. */

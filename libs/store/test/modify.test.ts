@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { applyModifiers } from '../src/modify.ts';
 import { nedbModel } from '../src/nedb.ts';
+import { upsertSeed } from '../src/nedb-query.ts';
 import type { NedbDocument, NedbQuery } from '../src/nedb.ts';
 import { checkUpdate } from '../src/validate.ts';
+import { upsertDocument } from '../src/write-outcome.ts';
 
 /**
  * `applyModifiers` must be nedb's `modify` for every update `checkUpdate`
@@ -129,5 +131,47 @@ describe('applyModifiers against nedb modify', () => {
       compared += 1;
     }
     expect(compared).toBeGreaterThan(1_500);
+  });
+});
+
+describe('upsertDocument against nedb modify', () => {
+  /** The document as upsertDocument built it before it applied the modifiers itself: nedb's modify on the seed. */
+  function nedbUpsert(filter: Record<string, unknown>, operators: Record<string, Record<string, unknown>>) {
+    const { _id: seedId, ...seed } = upsertSeed(filter as NedbQuery);
+    const { $setOnInsert: onInsert = {}, $set: set = {}, ...others } = operators;
+    const { _id: onInsertId, ...onInsertFields } = onInsert;
+    const id = typeof seedId === 'string' ? seedId : typeof onInsertId === 'string' ? onInsertId : 'random';
+    return nedbModel.modify(nedbModel.deepCopy({ _id: id, ...seed }, true), {
+      ...others,
+      $set: { ...onInsertFields, ...set },
+    });
+  }
+
+  const UPSERTS: readonly [string, Record<string, unknown>, Record<string, unknown>][] = [
+    ['filter equalities and $set', { tenant: 't', kind: 'k' }, { $set: { n: 1 } }],
+    [
+      '$setOnInsert beside $inc and $push',
+      { _id: 'x' },
+      { $setOnInsert: { created: 'now' }, $inc: { n: 2 }, $push: { l: 1 } },
+    ],
+    ['$setOnInsert naming the _id', { tenant: 't' }, { $setOnInsert: { _id: 'chosen', a: 1 }, $set: { b: 2 } }],
+    ['a dotted filter equality', { 'a.b': 1, c: { d: 2 } }, { $set: { 'a.e': 3 } }],
+    ['operator conditions left out of the seed', { n: { $gt: 1 }, s: 'x' }, { $set: { t: 1 } }],
+    ['$inc on a string the filter fixed', { _id: 'x', s: 'text' }, { $inc: { s: 1 } }],
+    ['$push onto a number the filter fixed', { _id: 'x', n: 1 }, { $push: { n: 1 } }],
+    ['$set through a scalar the filter fixed', { _id: 'x', n: 1 }, { $set: { 'n.m': 1 } }],
+    ['$unset of a seeded field', { _id: 'x', gone: 1 }, { $unset: { gone: '' }, $set: { kept: 1 } }],
+  ];
+
+  it.each(UPSERTS)('%s', (_name, filter, update) => {
+    const operators = checkUpdate(update);
+    const ours = outcome(() => {
+      const built = upsertDocument(structuredClone(filter) as NedbQuery, structuredClone(operators));
+      return built._id === undefined || built._id === 'chosen' || built._id === 'x'
+        ? built
+        : { ...built, _id: 'random' };
+    });
+    const nedbs = outcome(() => nedbUpsert(structuredClone(filter), structuredClone(operators)));
+    expect(ours).toEqual(nedbs);
   });
 });
