@@ -29,19 +29,41 @@ type Operators = Record<string, Record<string, unknown>>;
 /** Thrown inside {@link applyModifiers} when a case is not a plain one: nedb's `modify` decides it. */
 const NOT_PLAIN = Symbol('not plain');
 
+/**
+ * Where the operators write: the document, or for a copy-on-write apply a
+ * shallow copy of it, each object or array on a written path copied once
+ * before its first change (`copied` holds the copies made), so that the
+ * document given is never changed and the result shares what it left alone.
+ */
+interface Target {
+  readonly document: Record<string, unknown>;
+  readonly copied: Set<object> | null;
+}
+
+/** `value` as the apply may change it: itself in place, or a shallow copy made once per apply. */
+function writable<V extends object>(target: Target, value: V): V {
+  if (target.copied === null || target.copied.has(value)) return value;
+  const copy = (Array.isArray(value) ? value.slice() : { ...value }) as V;
+  target.copied.add(copy);
+  return copy;
+}
+
 /** The object holding the path's last field, creating missing plain objects on the way (`$unset`: none, undefined). */
-function parentOf(document: Record<string, unknown>, parts: readonly string[], create: boolean) {
-  let node = document;
+function parentOf(target: Target, parts: readonly string[], create: boolean) {
+  let node = target.document;
   for (let i = 0; i < parts.length - 1; i += 1) {
     const part = parts[i] as string;
     const next = node[part];
     if (next === undefined) {
       if (!create) return undefined;
       const created: Record<string, unknown> = {};
+      target.copied?.add(created);
       node[part] = created;
       node = created;
     } else if (isPlainObject(next)) {
-      node = next;
+      const own = writable(target, next);
+      if (own !== next) node[part] = own;
+      node = own;
     } else {
       throw NOT_PLAIN;
     }
@@ -49,12 +71,12 @@ function parentOf(document: Record<string, unknown>, parts: readonly string[], c
   return node;
 }
 
-function applyOne(document: Record<string, unknown>, operator: string, path: string, value: unknown): void {
+function applyOne(target: Target, operator: string, path: string, value: unknown): void {
   const parts = path.split('.');
   // `__proto__` reaches Object.prototype, which looks like a plain object: nedb's walk decides that one.
   if (parts.includes('__proto__')) throw NOT_PLAIN;
   const field = parts[parts.length - 1] as string;
-  const parent = parentOf(document, parts, operator !== '$unset');
+  const parent = parentOf(target, parts, operator !== '$unset');
   if (parent === undefined) return;
   switch (operator) {
     case '$set':
@@ -73,10 +95,12 @@ function applyOne(document: Record<string, unknown>, operator: string, path: str
     }
     case '$push': {
       if (!Object.hasOwn(parent, field)) parent[field] = [];
-      const target = parent[field];
-      if (!Array.isArray(target)) throw NOT_PLAIN;
-      if (isPlainObject(value) && Array.isArray(value['$each'])) target.push(...(value['$each'] as unknown[]));
-      else target.push(value);
+      const held = parent[field];
+      if (!Array.isArray(held)) throw NOT_PLAIN;
+      const list = writable(target, held);
+      parent[field] = list;
+      if (isPlainObject(value) && Array.isArray(value['$each'])) list.push(...(value['$each'] as unknown[]));
+      else list.push(value);
       return;
     }
     default:
@@ -89,16 +113,30 @@ function applyOne(document: Record<string, unknown>, operator: string, path: str
  * document nedb's `modify(document, modifiers)` returns, and the same error
  * when it throws. `modifiers` must have passed `checkUpdate` (and hold no
  * `$setOnInsert`, see `foundModifiers`).
+ *
+ * `shared`: the result may share with `document` what the update left
+ * alone, instead of being a deep copy. Only for a document nobody changes
+ * afterwards (a fresh parse of a stored row whose result is written and
+ * returned): a task document's update then copies the few objects on its
+ * paths, not its whole history of steps.
  */
-export function applyModifiers(document: NedbDocument, modifiers: NedbQuery): NedbDocument {
-  const copy = deepCopy(document);
+export function applyModifiers(
+  document: NedbDocument,
+  modifiers: NedbQuery,
+  options: { readonly shared?: boolean } = {},
+): NedbDocument {
+  const target: Target =
+    options.shared === true
+      ? { document: { ...document }, copied: new Set() }
+      : { document: deepCopy(document) as Record<string, unknown>, copied: null };
+  target.copied?.add(target.document);
   try {
     const operators = modifiers as Operators;
     for (const operator of Object.keys(operators)) {
       const fields = operators[operator] as Record<string, unknown>;
-      for (const path of Object.keys(fields)) applyOne(copy, operator, path, fields[path]);
+      for (const path of Object.keys(fields)) applyOne(target, operator, path, fields[path]);
     }
-    return copy;
+    return target.document as NedbDocument;
   } catch (error) {
     if (error !== NOT_PLAIN) throw error;
     return modify(document, modifiers);

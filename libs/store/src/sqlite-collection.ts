@@ -4,7 +4,7 @@ import { DuplicateKeyError, StoreError, isDuplicateKeyError, isStoreError } from
 import { idBytes, indexIdentity } from './index-keys.ts';
 import type { IndexDefinition } from './index-keys.ts';
 import { applyModifiers } from './modify.ts';
-import { nedbModel, serializeDocument } from './nedb.ts';
+import { serializeDocument } from './nedb.ts';
 import type { NedbDocument, NedbQuery } from './nedb.ts';
 import { toNedbQuery } from './nedb-query.ts';
 import { isBusy } from './sqlite-connection.ts';
@@ -48,8 +48,6 @@ export interface SqliteCollectionParts {
   /** Throws once the store is closed. */
   assertOpen: () => void;
 }
-
-const { deepCopy } = nedbModel;
 
 /** The paths an update changes in a document it found: every operator's but `$setOnInsert`'s. */
 function touchedPaths(operators: Record<string, Record<string, unknown>>): string[] {
@@ -240,16 +238,18 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
   }
 
   /**
-   * Stores copies of `documents`; a taken `_id` or unique key throws. Their
-   * field names were checked already, by `prepareDocument` (stricter than
-   * nedb's check of an insertion) or, for an upsert's document, by the
-   * `modify` that built it.
+   * Stores `documents`; a taken `_id` or unique key throws. Their field
+   * names were checked already, by `prepareDocument` (stricter than nedb's
+   * check of an insertion) or, for an upsert's document, by the `modify`
+   * that built it. They are this collection's own (`prepareDocument`'s deep
+   * copies, or an upsert's new document), written here and then returned or
+   * dropped, so they are stored without another copy.
    */
   #insert(documents: readonly NedbQuery[]): NedbDocument[] {
     // One document and no index to enter it in: its row is the write's one change.
     const last = documents.length === 1 && this.#indexes.length === 0;
     return documents.map((document) => {
-      const stored = deepCopy(document) as NedbDocument;
+      const stored = document as NedbDocument;
       const id = idBytes(stored._id);
       if (!this.#tables.insert(id, serializeDocument(stored), last)) {
         throw new DuplicateKeyError(this.name, { key: stored._id });
@@ -281,7 +281,8 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
       upsert: options.upsert === true,
       sort: options.sort,
     });
-    return returnedDocument(outcome, options.returnDocument) as T | null;
+    // The document after is this write's own (a modified fresh parse, or the upsert's new one): no copy.
+    return returnedDocument(outcome, options.returnDocument, true) as T | null;
   }
 
   /** The one read-modify-write path of updateOne, updateMany and findOneAndUpdate. */
@@ -302,11 +303,12 @@ export class SqliteCollection<T extends StoreDocument> implements Collection<T> 
   #modify(before: NedbDocument[], operators: Record<string, Record<string, unknown>>): Outcome {
     const modifiers = foundModifiers(operators);
     if (modifiers === null) return { before, after: before, matchedCount: before.length, upsertedId: null };
-    // All modified first: a bad modifier throws before anything changed.
+    // All modified first: a bad modifier throws before anything changed. The found documents are fresh
+    // parses that nothing changes later: each new one shares with its old one what the update left alone.
     const changes = before.map((oldDoc) => ({
       id: idBytes(oldDoc._id),
       oldDoc,
-      newDoc: applyModifiers(oldDoc, modifiers),
+      newDoc: applyModifiers(oldDoc, modifiers, { shared: true }),
     }));
     this.#entries.modified(this.#indexes, changes, touchedPaths(operators));
     // The index entries moved first: one document's row is the write's last change.

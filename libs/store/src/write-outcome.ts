@@ -59,7 +59,12 @@ export function upsertDocument(filter: NedbQuery, operators: Record<string, Reco
   const id = typeof seedId === 'string' ? seedId : typeof onInsertId === 'string' ? onInsertId : randomUUID();
   // The seed keeps only good field names (a strict copy drops the others, as nedb's upsert does), and the
   // operators' values were checked by `checkUpdate`: the modifiers apply without nedb's walk of the whole result.
-  return applyModifiers(deepCopy({ _id: id, ...seed }, true), { ...others, $set: { ...onInsertFields, ...set } });
+  return applyModifiers(
+    deepCopy({ _id: id, ...seed }, true),
+    { ...others, $set: { ...onInsertFields, ...set } },
+    // The seed is this function's own strict copy: it need not be copied again.
+    { shared: true },
+  );
 }
 
 /** The outcome of an upsert that inserted `inserted`. */
@@ -68,11 +73,21 @@ export function upsertedOutcome(inserted: NedbDocument | undefined): Outcome {
   return { before: [], after, matchedCount: 0, upsertedId: inserted?._id ?? null };
 }
 
-/** What findOneAndUpdate resolves to: a copy of the document after, or the one before (null when upserted). */
-export function returnedDocument(outcome: Outcome, returnDocument: ReturnDocument | undefined): NedbDocument | null {
+/**
+ * What findOneAndUpdate resolves to: a copy of the document after, or the
+ * one before (null when upserted). `ownedAfter`: the document after is the
+ * engine's own, held nowhere else (sqlite's are written and dropped), so it
+ * is returned without a copy.
+ */
+export function returnedDocument(
+  outcome: Outcome,
+  returnDocument: ReturnDocument | undefined,
+  ownedAfter = false,
+): NedbDocument | null {
   if (returnDocument === 'after') {
     const [after] = outcome.after;
-    return after === undefined ? null : deepCopy(after);
+    if (after === undefined) return null;
+    return ownedAfter ? after : deepCopy(after);
   }
   return outcome.before[0] ?? null;
 }

@@ -22,16 +22,25 @@ function outcome(run: () => NedbDocument): Outcome {
   }
 }
 
-/** Both implementations on copies of `document` and `update`; the stored document is never changed. */
-function compare(document: Record<string, unknown>, update: Record<string, unknown>) {
+/**
+ * Both implementations on copies of `document` and `update`; the stored
+ * document is never changed, neither by the apply nor by a later change of
+ * its result (`shared`: the result shares what the update left alone).
+ */
+function compare(document: Record<string, unknown>, update: Record<string, unknown>, shared: boolean) {
   const modifiers = checkUpdate(update) as NedbQuery;
   const mine = structuredClone(document) as NedbDocument;
   const frozen = JSON.stringify(mine);
-  const ours = outcome(() => applyModifiers(mine, structuredClone(modifiers)));
+  const ours = outcome(() => applyModifiers(mine, structuredClone(modifiers), { shared }));
   const nedbs = outcome(() => nedbModel.modify(structuredClone(document), structuredClone(modifiers)));
   expect(JSON.stringify(mine)).toBe(frozen);
   return { ours, nedbs };
 }
+
+const MODES = [
+  ['a deep copy', false],
+  ['shared', true],
+] as const;
 
 const base = (): Record<string, unknown> => ({
   _id: 'd1',
@@ -79,9 +88,9 @@ const CASES: readonly [string, Record<string, unknown>][] = [
   ],
 ];
 
-describe('applyModifiers against nedb modify', () => {
+describe.each(MODES)('applyModifiers against nedb modify, %s', (_mode, shared) => {
   it.each(CASES)('%s', (_name, update) => {
-    const { ours, nedbs } = compare(base(), update);
+    const { ours, nedbs } = compare(base(), update, shared);
     expect(ours).toEqual(nedbs);
   });
 
@@ -126,11 +135,54 @@ describe('applyModifiers against nedb modify', () => {
       } catch {
         continue; // conflicting paths: refused before any engine sees the update
       }
-      const { ours, nedbs } = compare(document, update);
+      const { ours, nedbs } = compare(document, update, shared);
       expect({ i, update, document, ours }).toEqual({ i, update, document, ours: nedbs });
       compared += 1;
     }
     expect(compared).toBeGreaterThan(1_500);
+  });
+});
+
+describe('applyModifiers, shared', () => {
+  interface Shape {
+    readonly steps: { index: number }[];
+    readonly config: object;
+    readonly stats: { calls: number; nested: object };
+  }
+  it('copies only what the update writes: the document is left as it was, its other parts shared', () => {
+    const document = {
+      _id: 't1',
+      steps: [{ index: 0 }],
+      config: { tools: [{ name: 'echo' }] },
+      stats: { calls: 1, nested: { a: 1 } },
+    } as NedbDocument;
+    const frozen = JSON.stringify(document);
+    const after = applyModifiers(
+      document,
+      { $push: { steps: { index: 1 } }, $inc: { 'stats.calls': 1 }, $set: { 'stats.nested.b': 2 } },
+      { shared: true },
+    ) as unknown as Shape;
+    expect(JSON.stringify(document)).toBe(frozen);
+    expect(after.steps).toEqual([{ index: 0 }, { index: 1 }]);
+    expect(after.stats).toEqual({ calls: 2, nested: { a: 1, b: 2 } });
+    // What the update did not reach is the same object; what it wrote through was copied once.
+    const before = document as unknown as Shape;
+    expect(after.config).toBe(before.config);
+    expect(after.steps).not.toBe(before.steps);
+    expect(after.stats).not.toBe(before.stats);
+    expect(after.stats.nested).not.toBe(before.stats.nested);
+    expect(after.steps[0]).toBe(before.steps[0]);
+  });
+
+  it('leaves the document unchanged when it hands a case to nedb midway', () => {
+    const document = { _id: 'd', a: { b: 1 }, list: [1] } as NedbDocument;
+    const frozen = JSON.stringify(document);
+    // `$set` of a.c is plain; `$inc` on the array is not: nedb's modify decides, on the untouched document.
+    const result = outcome(() => applyModifiers(document, { $set: { 'a.c': 2 }, $inc: { list: 1 } }, { shared: true }));
+    expect(JSON.stringify(document)).toBe(frozen);
+    expect(result).toEqual(
+      outcome(() => nedbModel.modify(structuredClone(document), { $set: { 'a.c': 2 }, $inc: { list: 1 } })),
+    );
   });
 });
 

@@ -15,7 +15,12 @@ export interface ToolRegistry {
   get(name: string): ToolDefinition | undefined;
   /** The tools a run may see under the agent's exposure (all when absent). */
   exposed(exposure: ToolExposure | undefined): ToolDefinition[];
-  specs(tools: readonly ToolDefinition[]): ToolSpec[];
+  /**
+   * The tools' specs, in order. The same list of tools gives the same array
+   * (runs of an agent share it, and with it the context estimate's JSON of
+   * it, made once per array): never to be changed.
+   */
+  specs(tools: readonly ToolDefinition[]): readonly ToolSpec[];
   /**
    * This registry's tools and a run's own (its agent's MCP tools), with the
    * tenant's approval policies applied over both (see {@link createToolRegistry}).
@@ -35,13 +40,33 @@ type Policies = Readonly<Record<string, ApprovalPolicy>>;
  */
 export function createToolRegistry(tools: readonly ToolDefinition[], approvalOverrides: Policies = {}): ToolRegistry {
   // Generated specs are the same for every run: shared by the registries of runs.
-  return buildRegistry(tools, [approvalOverrides], new Map<string, ToolSpec>(), approvalOverrides);
+  return buildRegistry(tools, [approvalOverrides], { byName: new Map(), lists: new Map() }, approvalOverrides);
+}
+
+/** Lists of specs kept at most; past it they are all dropped (an executor's agents expose far fewer). */
+const MAX_SPEC_LISTS = 256;
+
+/** Specs made once: each generated one by tool name, and each list by its tools' names. */
+interface SpecCache {
+  readonly byName: Map<string, ToolSpec>;
+  readonly lists: Map<string, readonly ToolSpec[]>;
+}
+
+/** The specs of `list`: the kept array when it holds the very same specs, else a new one, kept. */
+function specsOf(list: readonly ToolDefinition[], cache: SpecCache): readonly ToolSpec[] {
+  const specs = list.map((tool) => specOf(tool, cache.byName));
+  const key = specs.map((spec) => spec.name).join('\n');
+  const kept = cache.lists.get(key);
+  if (kept !== undefined && kept.every((spec, i) => spec === specs[i])) return kept;
+  if (cache.lists.size >= MAX_SPEC_LISTS) cache.lists.clear();
+  cache.lists.set(key, specs);
+  return specs;
 }
 
 function buildRegistry(
   declared: readonly ToolDefinition[],
   layers: readonly Policies[],
-  specCache: Map<string, ToolSpec>,
+  specCache: SpecCache,
   executorPolicies: Policies,
 ): ToolRegistry {
   const byName = new Map<string, ToolDefinition>();
@@ -59,7 +84,7 @@ function buildRegistry(
       const listed = new Set(exposure.tools);
       return all.filter((t) => (exposure.mode === 'allow_list' ? listed.has(t.name) : !listed.has(t.name)));
     },
-    specs: (list) => list.map((tool) => specOf(tool, specCache)),
+    specs: (list) => specsOf(list, specCache),
     forRun: (runTools, tenantPolicies) =>
       buildRegistry([...declared, ...runTools], [executorPolicies, tenantPolicies], specCache, executorPolicies),
   };

@@ -61,6 +61,23 @@ describe("a run's tool registry", () => {
     const run = createToolRegistry([]).forRun([mcp('srv__a')], {});
     expect(run.specs([run.get('srv__a')!])).toEqual([{ name: 'srv__a', description: 'srv__a', parameters: schema }]);
   });
+
+  it("gives the runs of an agent one array of its built-ins' specs, and another list its own", () => {
+    const base = createToolRegistry([tool('echo'), tool('wait')]);
+    const first = base.forRun([], {});
+    const later = base.forRun([], { echo: ALWAYS });
+    const both = first.specs(first.exposed(undefined));
+    expect(later.specs(later.exposed(undefined))).toBe(both);
+    expect(both.map((spec) => spec.name)).toEqual(['echo', 'wait']);
+    const echoOnly = first.specs(first.exposed({ mode: 'allow_list', tools: ['echo'] }));
+    expect(echoOnly.map((spec) => spec.name)).toEqual(['echo']);
+    expect(echoOnly[0]).toBe(both[0]);
+    // A server's declared schema is its own each time: a list holding one is made afresh, equal.
+    const run = base.forRun([mcp('srv__a')], {});
+    const withMcp = run.specs(run.exposed(undefined));
+    expect(run.specs(run.exposed(undefined))).not.toBe(withMcp);
+    expect(run.specs(run.exposed(undefined))).toEqual(withMcp);
+  });
 });
 
 describe('invokeWithPolicy and cancellation', () => {
