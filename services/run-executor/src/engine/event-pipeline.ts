@@ -112,6 +112,8 @@ export interface PipelineEvent {
   readonly occurredAt?: string;
   /** The identity's subject prefix (`eventSubject` without the type), when the caller keeps it. */
   readonly subjectPrefix?: string;
+  /** `encodeToken(identity.run)` (the `Ars-Run` header), when the caller keeps it. */
+  readonly runToken?: string;
   /** Trace headers to send instead of the active context's (a run computes them once). */
   readonly trace?: readonly (readonly [string, string])[];
   /** The run's metrics facts, when a run publishes it (not published). */
@@ -195,7 +197,7 @@ export function createEventPipeline(js: JsPipeline, options: EventPipelineOption
       // Nats-Msg-Id costs nats-server a map entry for the duplicate window.
       if (event.eventId !== undefined) h.set(MESSAGE_ID_HEADER, stored.id);
       h.set(SOURCE_HEADER, source);
-      if (stored.run !== '') h.set(EVENT_RUN_HEADER, encodeToken(stored.run));
+      if (stored.run !== '') h.set(EVENT_RUN_HEADER, event.runToken ?? encodeToken(stored.run));
       for (const [key, value] of trace) h.set(key, value);
       const subject =
         event.subjectPrefix !== undefined && stored.type === event.type

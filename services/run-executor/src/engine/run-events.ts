@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isStreamUnreachable } from '@ars/bus';
+import { encodeToken, isStreamUnreachable } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
 import { activeTraceHeaders, eventSubjectPrefix } from './event-pipeline.ts';
 import type { EventPipeline, PipelineEvent, RunMeta } from './event-pipeline.ts';
@@ -72,6 +72,7 @@ export class RunEvents {
   readonly identity: RunIdentity;
   readonly #pipeline: EventPipeline;
   readonly #subjectPrefix: string;
+  readonly #runToken: string;
   readonly #trace: readonly (readonly [string, string])[];
   readonly #logger: Logger;
   readonly #storedIds: StoredEventIds;
@@ -93,8 +94,9 @@ export class RunEvents {
   constructor(options: RunEventsOptions) {
     this.#pipeline = options.pipeline;
     this.identity = options.identity;
-    // Fixed for the run's life: its subject prefix, and the trace of the start that queued it.
+    // Fixed for the run's life: its subject prefix and run token, and the trace of the start that queued it.
     this.#subjectPrefix = eventSubjectPrefix(options.identity);
+    this.#runToken = encodeToken(options.identity.run);
     this.#trace = activeTraceHeaders();
     this.#logger = options.logger;
     this.#storedIds = options.storedIds;
@@ -164,6 +166,7 @@ export class RunEvents {
       identity: this.identity,
       payload,
       subjectPrefix: this.#subjectPrefix,
+      runToken: this.#runToken,
       trace: this.#trace,
       occurredAt: new Date().toISOString(),
       meta: this.#meta,
