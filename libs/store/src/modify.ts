@@ -94,11 +94,12 @@ function applyOne(target: Target, operator: string, path: string, value: unknown
       return;
     }
     case '$push': {
-      if (!Object.hasOwn(parent, field)) parent[field] = [];
+      const missing = !Object.hasOwn(parent, field);
       const held = parent[field];
-      if (!Array.isArray(held)) throw NOT_PLAIN;
-      const list = writable(target, held);
-      parent[field] = list;
+      if (!missing && !Array.isArray(held)) throw NOT_PLAIN;
+      // A missing field gets a fresh array of this apply's own; an existing one is copied (once) before it grows.
+      const list = missing ? [] : writable(target, held as unknown[]);
+      if (list !== held) parent[field] = list;
       if (isPlainObject(value) && Array.isArray(value['$each'])) list.push(...(value['$each'] as unknown[]));
       else list.push(value);
       return;
