@@ -142,6 +142,15 @@ export interface ConnectionOptions {
  * committed: nothing is acknowledged, nor read, before it is on the log,
  * and when the commit fails they all fail.
  *
+ * A file other processes write too (shared locking) is held for less: its
+ * transaction commits once the microtasks queued before it ran (the
+ * writes made in the same callback and its continuations so far), not at
+ * the end of the turn. Held for the turn, the write lock was taken for
+ * most of every busy turn, and a second process writing the file (two
+ * executors) waited for it through its retries: two executors made about
+ * half the runs/s of one on two cores, and 26–72% more with the shorter
+ * hold (bench/HISTORY.md, 2026-11-28 17:25).
+ *
  * The savepoint, two statements of a write's three or four, is taken only
  * before the write's first change ({@link change}), and not at all for a
  * write whose one change is its last ({@link lastChange}): SQLite undoes a
@@ -153,6 +162,8 @@ export class Connection {
   readonly #statements = new Map<string, StatementSync>();
   /** See `ConnectionOptions.exclusive`: no other connection commits to this file. */
   readonly #exclusive: boolean;
+  /** A batch commits at the end of the turn; else (a file other processes write) once the microtasks before it ran. */
+  readonly #commitsByTurn: boolean;
   #dataVersion = -1;
   #generation = 0;
   /** The writes waiting for the lock, in call order; later writes queue behind them. */
@@ -173,6 +184,7 @@ export class Connection {
   constructor(location: string, options: ConnectionOptions = {}) {
     this.#afterCommit = options.afterCommit;
     this.#exclusive = options.exclusive === true && location !== ':memory:';
+    this.#commitsByTurn = this.#exclusive || location === ':memory:';
     this.#db = new DatabaseSync(location, { timeout: BUSY_TIMEOUT_MS });
     try {
       // Before the log is opened, so that its index is kept in memory; a savepoint's journal stays there too
@@ -386,11 +398,13 @@ export class Connection {
     };
     this.#batch = batch;
     this.#waiting.add(batch.done);
-    setImmediate(() => {
+    const commit = (): void => {
       this.#commit(batch);
       this.#waiting.delete(batch.done);
       finish();
-    });
+    };
+    if (this.#commitsByTurn) setImmediate(commit);
+    else queueMicrotask(commit); // other processes wait for the write lock: held no longer than this
     // Scheduled now, so it runs in the same turn right after the commit, once what awaited it ran (the
     // event loop runs the promise continuations between two immediates).
     if (this.#afterCommit !== undefined) setImmediate(this.#afterCommit);

@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Connection } from '../src/sqlite-connection.ts';
 
@@ -144,5 +147,88 @@ describe('the sqlite connection: after the commit', () => {
     } finally {
       connection.close();
     }
+  });
+});
+
+describe('the sqlite connection: when a batch commits', () => {
+  let dir: string;
+  const opened: Connection[] = [];
+  const open = (location: string, options?: ConstructorParameters<typeof Connection>[1]) => {
+    const connection = new Connection(location, options);
+    opened.push(connection);
+    return connection;
+  };
+  const create = (connection: Connection) =>
+    connection.transaction('write', () =>
+      connection.exec('CREATE TABLE IF NOT EXISTS t (id TEXT PRIMARY KEY NOT NULL)'),
+    );
+  /** Whether a write resolved before an immediate scheduled just ahead of it ran: committed inside the turn. */
+  const committedInsideTurn = async (connection: Connection, id: string) => {
+    let immediateRan = false;
+    setImmediate(() => (immediateRan = true));
+    await connection.transaction('write', () => connection.change(INSERT, id));
+    return !immediateRan;
+  };
+  const countBegins = (connection: Connection) => {
+    const begins = { count: 0 };
+    const statementOf = connection.statement.bind(connection);
+    connection.statement = (sql: string) => {
+      if (sql === 'BEGIN IMMEDIATE') begins.count += 1;
+      return statementOf(sql);
+    };
+    return begins;
+  };
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ars-sqlite-commit-'));
+  });
+  afterEach(async () => {
+    for (const connection of opened.splice(0)) connection.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('commits a file it shares with other processes once the microtasks before it ran, inside the turn', async () => {
+    const connection = open(join(dir, 'shared.sqlite'));
+    await create(connection);
+    expect(await committedInsideTurn(connection, 'a')).toBe(true);
+  });
+
+  it('commits a file it holds alone, and an in-memory database, at the end of the turn', async () => {
+    const alone = open(join(dir, 'alone.sqlite'), { exclusive: true });
+    const memory = open(':memory:');
+    await Promise.all([create(alone), create(memory)]);
+    expect(await committedInsideTurn(alone, 'a')).toBe(false);
+    expect(await committedInsideTurn(memory, 'a')).toBe(false);
+  });
+
+  it('still gives the writes of one callback one transaction on a shared file, each settled after the commit', async () => {
+    const connection = open(join(dir, 'shared.sqlite'));
+    await create(connection);
+    const begins = countBegins(connection);
+    const settled: string[] = [];
+    const write = (id: string) =>
+      connection.transaction('write', () => connection.change(INSERT, id)).then(() => settled.push(id));
+    await Promise.all([write('a'), write('b'), write('c')]);
+    expect(begins.count).toBe(1);
+    expect(settled).toEqual(['a', 'b', 'c']);
+    // A write made after that commit, still inside the turn, is a transaction of its own.
+    await write('d');
+    expect(begins.count).toBe(2);
+    const rows = await connection.transaction('read', () => connection.statement('SELECT id FROM t ORDER BY id').all());
+    expect(rows.map((row) => (row as { id: string }).id)).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('lets another connection to the shared file write in the same turn once the batch committed', async () => {
+    const first = open(join(dir, 'shared.sqlite'));
+    const second = open(join(dir, 'shared.sqlite'));
+    await create(first);
+    const secondBegins = countBegins(second);
+    let immediateRan = false;
+    setImmediate(() => (immediateRan = true));
+    await first.transaction('write', () => first.change(INSERT, 'first'));
+    // The first connection's lock is free: the second begins at its first try, still inside this turn.
+    await second.transaction('write', () => second.change(INSERT, 'second'));
+    expect(immediateRan).toBe(false);
+    expect(secondBegins.count).toBe(1);
   });
 });
