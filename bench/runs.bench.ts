@@ -435,6 +435,14 @@ async function startExtraExecutor(system: TestSystem): Promise<ChildProcess> {
   return child;
 }
 
+/** Stops an extra run-executor (SIGTERM: it drains) and waits for it to exit. */
+async function stopExtraExecutor(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  await exited;
+}
+
 async function main(): Promise<void> {
   const system = await startTestSystem({
     ...(MONGO_URL === undefined ? {} : { mongoUrl: MONGO_URL }),
@@ -467,6 +475,8 @@ async function main(): Promise<void> {
       }
       if (FLOOR !== undefined && executors > 1) throw new Error('--floor measures one executor');
       while (FLOOR === undefined && extras.length < executors - 1) extras.push(await startExtraExecutor(system));
+      // Fewer than the phase before (`--executors 2,1`): the extra ones stop, so that each phase has what it says.
+      while (FLOOR === undefined && extras.length > executors - 1) await stopExtraExecutor(extras.pop()!);
       const extra =
         FLOOR !== undefined ? floorProcess : extras.map((c, i) => ({ name: `run-executor#${i + 2}`, pid: c.pid ?? 0 }));
       if (PHASES.has('throughput')) {
@@ -476,10 +486,7 @@ async function main(): Promise<void> {
       if (PHASES.has('rss')) await rssPhase(system, mode, extra);
     }
   } finally {
-    for (const child of extras) {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    }
+    for (const child of extras) await stopExtraExecutor(child);
     await system.stop();
   }
 }
