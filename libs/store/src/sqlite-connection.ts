@@ -147,9 +147,8 @@ export interface ConnectionOptions {
  * writes made in the same callback and its continuations so far), not at
  * the end of the turn. Held for the turn, the write lock was taken for
  * most of every busy turn, and a second process writing the file (two
- * executors) waited for it through its retries: two executors made about
- * half the runs/s of one on two cores, and 26–72% more with the shorter
- * hold (bench/HISTORY.md, 2026-11-28 17:25).
+ * executors) waited for it through its retries (bench/HISTORY.md,
+ * 2026-11-28 17:25).
  *
  * The savepoint, two statements of a write's three or four, is taken only
  * before the write's first change ({@link change}), and not at all for a
@@ -405,7 +404,7 @@ export class Connection {
     };
     if (this.#commitsByTurn) setImmediate(commit);
     else queueMicrotask(commit); // other processes wait for the write lock: held no longer than this
-    // Scheduled now, so it runs in the same turn right after the commit, once what awaited it ran (the
+    // Scheduled now, so it runs later in the same turn than the commit, once what awaited it ran (the
     // event loop runs the promise continuations between two immediates).
     if (this.#afterCommit !== undefined) setImmediate(this.#afterCommit);
     return this.#join('write', work);

@@ -6,19 +6,25 @@ import { Connection } from '../src/sqlite-connection.ts';
 
 const INSERT = 'INSERT INTO t (id) VALUES (?)';
 
+/** Counts the times `connection` runs `sql` from now on: `.count`. */
+function counting(connection: Connection, sql: string): { count: number } {
+  const seen = { count: 0 };
+  const statementOf = connection.statement.bind(connection);
+  connection.statement = (statement: string) => {
+    if (statement === sql) seen.count += 1;
+    return statementOf(statement);
+  };
+  return seen;
+}
+
 describe('the sqlite connection: writes of one turn share a transaction', () => {
   let connection: Connection;
-  let savepoints: number;
+  let savepoints: { count: number };
 
   beforeEach(async () => {
     connection = new Connection(':memory:');
     await connection.transaction('write', () => connection.exec('CREATE TABLE t (id TEXT PRIMARY KEY NOT NULL)'));
-    savepoints = 0;
-    const statementOf = connection.statement.bind(connection);
-    connection.statement = (sql: string) => {
-      if (sql === 'SAVEPOINT member') savepoints += 1;
-      return statementOf(sql);
-    };
+    savepoints = counting(connection, 'SAVEPOINT member');
   });
 
   afterEach(() => connection.close());
@@ -48,7 +54,7 @@ describe('the sqlite connection: writes of one turn share a transaction', () => 
     );
     await expect(write).rejects.toBe(failure);
     expect(await stored()).toEqual([]);
-    expect(savepoints).toBe(0);
+    expect(savepoints.count).toBe(0);
   });
 
   it("undoes a later write that fails after its changes, keeping the others' writes", async () => {
@@ -62,7 +68,7 @@ describe('the sqlite connection: writes of one turn share a transaction', () => 
     );
     expect(statuses).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(await stored()).toEqual(['a', 'd']);
-    expect(savepoints).toBe(2);
+    expect(savepoints.count).toBe(2);
   });
 
   it('takes no savepoint for a later write whose one change is its last, nor for one that changes nothing', async () => {
@@ -76,7 +82,7 @@ describe('the sqlite connection: writes of one turn share a transaction', () => 
     );
     expect(statuses).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     expect(await stored()).toEqual(['a', 'b', 'c']);
-    expect(savepoints).toBe(0);
+    expect(savepoints.count).toBe(0);
   });
 
   it('abandons the whole batch when a write fails after a last change it made without a savepoint', async () => {
@@ -112,7 +118,7 @@ describe('the sqlite connection: writes of one turn share a transaction', () => 
     );
     expect(statuses).toEqual(['fulfilled', 'rejected']);
     expect(await stored()).toEqual(['a']);
-    expect(savepoints).toBe(1);
+    expect(savepoints.count).toBe(1);
   });
 });
 
@@ -169,15 +175,6 @@ describe('the sqlite connection: when a batch commits', () => {
     await connection.transaction('write', () => connection.change(INSERT, id));
     return !immediateRan;
   };
-  const countBegins = (connection: Connection) => {
-    const begins = { count: 0 };
-    const statementOf = connection.statement.bind(connection);
-    connection.statement = (sql: string) => {
-      if (sql === 'BEGIN IMMEDIATE') begins.count += 1;
-      return statementOf(sql);
-    };
-    return begins;
-  };
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ars-sqlite-commit-'));
@@ -204,7 +201,7 @@ describe('the sqlite connection: when a batch commits', () => {
   it('still gives the writes of one callback one transaction on a shared file, each settled after the commit', async () => {
     const connection = open(join(dir, 'shared.sqlite'));
     await create(connection);
-    const begins = countBegins(connection);
+    const begins = counting(connection, 'BEGIN IMMEDIATE');
     const settled: string[] = [];
     const write = (id: string) =>
       connection.transaction('write', () => connection.change(INSERT, id)).then(() => settled.push(id));
@@ -222,7 +219,7 @@ describe('the sqlite connection: when a batch commits', () => {
     const first = open(join(dir, 'shared.sqlite'));
     const second = open(join(dir, 'shared.sqlite'));
     await create(first);
-    const secondBegins = countBegins(second);
+    const secondBegins = counting(second, 'BEGIN IMMEDIATE');
     let immediateRan = false;
     setImmediate(() => (immediateRan = true));
     await first.transaction('write', () => first.change(INSERT, 'first'));
