@@ -2,6 +2,8 @@ import { DatabaseSync } from 'node:sqlite';
 import type { SQLInputValue, StatementResultingChanges, StatementSync } from 'node:sqlite';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { transactionEnded, transactionStarted } from './transaction-timing.ts';
+import { WalSync } from './wal-sync.ts';
+import type { WalSyncOptions } from './wal-sync.ts';
 
 /**
  * One store's SQLite connection: its settings, its prepared statements, its
@@ -49,7 +51,9 @@ export const CACHE_SIZE_KIB = 8_192;
  * they changed, so fewer, larger checkpoints cost less per write: measured
  * under the runs benchmark, 143–150 → 187–202 runs/s. The log then holds up
  * to about 40 MiB on disk (not in memory), cut back to
- * {@link JOURNAL_SIZE_LIMIT_BYTES} after a checkpoint.
+ * {@link JOURNAL_SIZE_LIMIT_BYTES} after a checkpoint. The log's own sync,
+ * most of a checkpoint's wait, is done beforehand in the background
+ * (`wal-sync.ts`).
  */
 export const WAL_AUTOCHECKPOINT_PAGES = 10_000;
 
@@ -122,6 +126,8 @@ export interface ConnectionOptions {
    * error. Ignored for `:memory:`. @default false (shared)
    */
   readonly exclusive?: boolean | undefined;
+  /** How a file's write-ahead log is synced in the background (`wal-sync.ts`): its defaults, but for tests. */
+  readonly walSync?: WalSyncOptions | undefined;
 }
 
 /**
@@ -158,6 +164,8 @@ export interface ConnectionOptions {
 export class Connection {
   readonly #db: DatabaseSync;
   readonly #afterCommit: (() => void) | undefined;
+  /** Syncs the write-ahead log in the background (none for `:memory:`). */
+  readonly #walSync: WalSync | undefined;
   readonly #statements = new Map<string, StatementSync>();
   /** See `ConnectionOptions.exclusive`: no other connection commits to this file. */
   readonly #exclusive: boolean;
@@ -185,6 +193,7 @@ export class Connection {
     this.#exclusive = options.exclusive === true && location !== ':memory:';
     this.#commitsByTurn = this.#exclusive || location === ':memory:';
     this.#db = new DatabaseSync(location, { timeout: BUSY_TIMEOUT_MS });
+    this.#walSync = location === ':memory:' ? undefined : new WalSync(`${location}-wal`, options.walSync);
     try {
       // Before the log is opened, so that its index is kept in memory; a savepoint's journal stays there too
       // (otherwise SQLite writes it to a temporary file in this mode).
@@ -466,6 +475,7 @@ export class Connection {
       return;
     }
     transactionEnded('write', batch.started, true);
+    this.#walSync?.committed();
     for (const member of batch.members) member.settle();
   }
 
@@ -501,5 +511,6 @@ export class Connection {
       // Another process's lock, or a read-only file: the statistics wait for the next close.
     }
     this.#db.close();
+    this.#walSync?.close();
   }
 }
