@@ -20,10 +20,34 @@ import { closeSync, fdatasync, openSync } from 'node:fs';
  * and changes nothing that is written. The log is opened read-only (a sync
  * needs no write access); SQLite keeps no lock on it, so closing this
  * descriptor releases none of SQLite's locks.
+ *
+ * The pool's four threads also serve DNS lookups, file reads and crypto: a
+ * process syncs one log at a time (its {@link SyncLane}, shared by every
+ * store it opens), and a store waits an interval after its sync ended, so
+ * a slow disk slows the syncs, not the rest of the process.
  */
 
-/** At most one background sync of the log starts per this many milliseconds of commits. */
+/** A store starts its next background sync this many milliseconds after its last one ended (or was tried). */
 export const WAL_SYNC_INTERVAL_MS = 100;
+
+/** The syncs a process runs at once: one, whichever store's. */
+export class SyncLane {
+  #busy = false;
+
+  /** Takes the lane: false when a sync holds it. */
+  take(): boolean {
+    if (this.#busy) return false;
+    this.#busy = true;
+    return true;
+  }
+
+  release(): void {
+    this.#busy = false;
+  }
+}
+
+/** The lane of this process's stores. */
+const PROCESS_LANE = new SyncLane();
 
 /** Options of a {@link WalSync}; the defaults are for production, the rest for tests. */
 export interface WalSyncOptions {
@@ -33,6 +57,8 @@ export interface WalSyncOptions {
   readonly now?: () => number;
   /** Syncs a descriptor's data, calling back once done. @default fs.fdatasync */
   readonly sync?: (fd: number, done: (error: NodeJS.ErrnoException | null) => void) => void;
+  /** @default the process's lane */
+  readonly lane?: SyncLane;
 }
 
 export class WalSync {
@@ -40,6 +66,7 @@ export class WalSync {
   readonly #intervalMs: number;
   readonly #now: () => number;
   readonly #sync: NonNullable<WalSyncOptions['sync']>;
+  readonly #lane: SyncLane;
   #fd: number | undefined;
   #syncing = false;
   #closed = false;
@@ -51,20 +78,31 @@ export class WalSync {
     this.#intervalMs = options.intervalMs ?? WAL_SYNC_INTERVAL_MS;
     this.#now = options.now ?? (() => performance.now());
     this.#sync = options.sync ?? fdatasync;
+    this.#lane = options.lane ?? PROCESS_LANE;
   }
 
-  /** After a commit: starts a sync of the log when none runs and the interval since the last try passed. */
+  /**
+   * After a commit: starts a sync of the log when the interval since this
+   * store's last one passed and the process's lane is free; otherwise a
+   * later commit starts it.
+   */
   committed(): void {
     if (this.#syncing || this.#closed) return;
     const now = this.#now();
     if (now - this.#lastTried < this.#intervalMs) return;
+    if (!this.#lane.take()) return;
     this.#lastTried = now;
     const fd = this.#open();
-    if (fd === undefined) return;
+    if (fd === undefined) {
+      this.#lane.release();
+      return;
+    }
     this.#syncing = true;
     this.#sync(fd, () => {
       // A failed sync is not reported: the checkpoint syncs the log itself, and fails its commit if it cannot.
       this.#syncing = false;
+      this.#lane.release();
+      this.#lastTried = this.#now();
       if (this.#closed) this.#release();
     });
   }

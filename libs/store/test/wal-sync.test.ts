@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Connection } from '../src/sqlite-connection.ts';
-import { WalSync } from '../src/wal-sync.ts';
+import { SyncLane, WalSync } from '../src/wal-sync.ts';
 
 /** A sync that records the descriptors it was given and calls back only when `finish()` is called. */
 function heldSync() {
@@ -49,7 +49,7 @@ describe('syncing the write-ahead log in the background', () => {
 
   it('syncs the log at the first commit, then at most once per interval', () => {
     const held = heldSync();
-    const wal = new WalSync(log, { intervalMs: 100, now, sync: held.sync });
+    const wal = new WalSync(log, { intervalMs: 100, now, sync: held.sync, lane: new SyncLane() });
     wal.committed();
     expect(held.fds).toHaveLength(1);
     expect(fstatSync(held.fds[0]!).ino).toBe(statSync(log).ino);
@@ -65,30 +65,70 @@ describe('syncing the write-ahead log in the background', () => {
     wal.close();
   });
 
-  it('starts no second sync while one runs, however long it takes', () => {
+  it('starts no second sync while one runs, however long it takes, and the next an interval after it ended', () => {
     const held = heldSync();
-    const wal = new WalSync(log, { intervalMs: 100, now, sync: held.sync });
+    const wal = new WalSync(log, { intervalMs: 100, now, sync: held.sync, lane: new SyncLane() });
     wal.committed();
     clock += 1_000;
     wal.committed();
     expect(held.fds).toHaveLength(1);
     held.finish();
+    clock += 99;
+    wal.committed();
+    expect(held.fds).toHaveLength(1);
+    clock += 1;
     wal.committed();
     expect(held.fds).toHaveLength(2);
     held.finish();
     wal.close();
   });
 
+  it("syncs one store's log at a time in a lane: another store's commit meanwhile starts none, its next one does", () => {
+    const held = heldSync();
+    const lane = new SyncLane();
+    const other = join(dir, 'other.sqlite-wal');
+    writeFileSync(other, 'frames');
+    const first = new WalSync(log, { now, sync: held.sync, lane });
+    const second = new WalSync(other, { now, sync: held.sync, lane });
+    first.committed();
+    second.committed();
+    expect(held.fds.map((fd) => fstatSync(fd).ino)).toEqual([statSync(log).ino]);
+    held.finish();
+    second.committed();
+    expect(held.fds.map((fd) => fstatSync(fd).ino)).toEqual([statSync(log).ino, statSync(other).ino]);
+    held.finish();
+    first.close();
+    second.close();
+  });
+
+  it("shares the process's lane between stores by default", () => {
+    const held = heldSync();
+    const other = join(dir, 'other.sqlite-wal');
+    writeFileSync(other, 'frames');
+    const first = new WalSync(log, { now, sync: held.sync });
+    const second = new WalSync(other, { now, sync: held.sync });
+    first.committed();
+    second.committed();
+    expect(held.fds).toHaveLength(1);
+    held.finish();
+    second.committed();
+    expect(held.fds).toHaveLength(2);
+    held.finish();
+    first.close();
+    second.close();
+  });
+
   it('closes the log when closed idle, and once the running sync ends when closed during one', () => {
     const held = heldSync();
-    const idle = new WalSync(log, { now, sync: held.sync });
+    const lane = new SyncLane();
+    const idle = new WalSync(log, { now, sync: held.sync, lane });
     idle.committed();
     held.finish();
     expect(openDescriptors(log)).toHaveLength(1);
     idle.close();
     expect(openDescriptors(log)).toHaveLength(0);
 
-    const busy = new WalSync(log, { now, sync: held.sync });
+    const busy = new WalSync(log, { now, sync: held.sync, lane });
     busy.committed();
     busy.close();
     expect(openDescriptors(log)).toHaveLength(1);
@@ -102,7 +142,7 @@ describe('syncing the write-ahead log in the background', () => {
   it('waits an interval before trying again when the log cannot be opened, and never throws', async () => {
     await rm(log);
     const held = heldSync();
-    const wal = new WalSync(log, { intervalMs: 100, now, sync: held.sync });
+    const wal = new WalSync(log, { intervalMs: 100, now, sync: held.sync, lane: new SyncLane() });
     expect(() => wal.committed()).not.toThrow();
     writeFileSync(log, 'frames');
     clock += 50;
