@@ -11,10 +11,10 @@ import { closeSync, fdatasync, openSync } from 'node:fs';
  * committed since the previous checkpoint, up to about 40 MiB, and was most
  * of the checkpoint's time on the event loop (the copy and the database's
  * own sync are the rest): the longest stalls of a busy process, and its
- * slowest requests. Synced here on libuv's thread pool at most every
- * {@link WAL_SYNC_INTERVAL_MS} while commits come, the log is mostly on
- * disk when the checkpoint syncs it, which then waits for the last
- * interval's writes only.
+ * slowest requests. Synced here on libuv's thread pool while commits come
+ * ({@link WAL_SYNC_INTERVAL_MS} after the previous sync ended), the log is
+ * mostly on disk when the checkpoint syncs it, which then waits for the
+ * last interval's writes only.
  *
  * An extra sync of the log is always safe: it makes commits durable sooner
  * and changes nothing that is written. The log is opened read-only (a sync
