@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Connection } from '../src/sqlite-connection.ts';
 import { SyncLane, WalSync } from '../src/wal-sync.ts';
+import type { WalSyncOptions } from '../src/wal-sync.ts';
 
 /** A sync that records the descriptors it was given and calls back only when `finish()` is called. */
 function heldSync() {
@@ -47,9 +48,33 @@ describe('syncing the write-ahead log in the background', () => {
 
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
+  /** A syncer of `path` on the test clock, syncing with `held`, in a lane of its own unless `options` name one. */
+  const syncer = (held: ReturnType<typeof heldSync>, path = log, options: WalSyncOptions = {}) =>
+    new WalSync(path, { intervalMs: 100, now, sync: held.sync, lane: new SyncLane(), ...options });
+
+  /** A second store's log beside the first. */
+  const otherLog = () => {
+    const other = join(dir, 'other.sqlite-wal');
+    writeFileSync(other, 'frames');
+    return other;
+  };
+
+  /** Both commit; only `first` syncs until its sync ends, then `second`'s next commit syncs. Closes both. */
+  const expectOneAtATime = (held: ReturnType<typeof heldSync>, first: WalSync, second: WalSync, other: string) => {
+    first.committed();
+    second.committed();
+    expect(held.fds.map((fd) => fstatSync(fd).ino)).toEqual([statSync(log).ino]);
+    held.finish();
+    second.committed();
+    expect(held.fds.map((fd) => fstatSync(fd).ino)).toEqual([statSync(log).ino, statSync(other).ino]);
+    held.finish();
+    first.close();
+    second.close();
+  };
+
   it('syncs the log at the first commit, then at most once per interval', () => {
     const held = heldSync();
-    const wal = new WalSync(log, { intervalMs: 100, now, sync: held.sync, lane: new SyncLane() });
+    const wal = syncer(held);
     wal.committed();
     expect(held.fds).toHaveLength(1);
     expect(fstatSync(held.fds[0]!).ino).toBe(statSync(log).ino);
@@ -67,7 +92,7 @@ describe('syncing the write-ahead log in the background', () => {
 
   it('starts no second sync while one runs, however long it takes, and the next an interval after it ended', () => {
     const held = heldSync();
-    const wal = new WalSync(log, { intervalMs: 100, now, sync: held.sync, lane: new SyncLane() });
+    const wal = syncer(held);
     wal.committed();
     clock += 1_000;
     wal.committed();
@@ -86,49 +111,27 @@ describe('syncing the write-ahead log in the background', () => {
   it("syncs one store's log at a time in a lane: another store's commit meanwhile starts none, its next one does", () => {
     const held = heldSync();
     const lane = new SyncLane();
-    const other = join(dir, 'other.sqlite-wal');
-    writeFileSync(other, 'frames');
-    const first = new WalSync(log, { now, sync: held.sync, lane });
-    const second = new WalSync(other, { now, sync: held.sync, lane });
-    first.committed();
-    second.committed();
-    expect(held.fds.map((fd) => fstatSync(fd).ino)).toEqual([statSync(log).ino]);
-    held.finish();
-    second.committed();
-    expect(held.fds.map((fd) => fstatSync(fd).ino)).toEqual([statSync(log).ino, statSync(other).ino]);
-    held.finish();
-    first.close();
-    second.close();
+    const other = otherLog();
+    expectOneAtATime(held, syncer(held, log, { lane }), syncer(held, other, { lane }), other);
   });
 
   it("shares the process's lane between stores by default", () => {
     const held = heldSync();
-    const other = join(dir, 'other.sqlite-wal');
-    writeFileSync(other, 'frames');
-    const first = new WalSync(log, { now, sync: held.sync });
-    const second = new WalSync(other, { now, sync: held.sync });
-    first.committed();
-    second.committed();
-    expect(held.fds).toHaveLength(1);
-    held.finish();
-    second.committed();
-    expect(held.fds).toHaveLength(2);
-    held.finish();
-    first.close();
-    second.close();
+    const other = otherLog();
+    expectOneAtATime(held, syncer(held, log, { lane: undefined }), syncer(held, other, { lane: undefined }), other);
   });
 
   it('closes the log when closed idle, and once the running sync ends when closed during one', () => {
     const held = heldSync();
     const lane = new SyncLane();
-    const idle = new WalSync(log, { now, sync: held.sync, lane });
+    const idle = syncer(held, log, { lane });
     idle.committed();
     held.finish();
     expect(openDescriptors(log)).toHaveLength(1);
     idle.close();
     expect(openDescriptors(log)).toHaveLength(0);
 
-    const busy = new WalSync(log, { now, sync: held.sync, lane });
+    const busy = syncer(held, log, { lane });
     busy.committed();
     busy.close();
     expect(openDescriptors(log)).toHaveLength(1);
@@ -142,7 +145,7 @@ describe('syncing the write-ahead log in the background', () => {
   it('waits an interval before trying again when the log cannot be opened, and never throws', async () => {
     await rm(log);
     const held = heldSync();
-    const wal = new WalSync(log, { intervalMs: 100, now, sync: held.sync, lane: new SyncLane() });
+    const wal = syncer(held);
     expect(() => wal.committed()).not.toThrow();
     writeFileSync(log, 'frames');
     clock += 50;
