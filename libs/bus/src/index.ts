@@ -93,6 +93,7 @@ export type {
 export {
   findFreePort,
   goMemoryEnvironment,
+  serverEnvironment,
   resolveNatsServerBinary,
   startNatsCluster,
   startNatsServer,

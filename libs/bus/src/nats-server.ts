@@ -39,6 +39,12 @@ export interface NatsServerOptions {
    * leaves Go's collector at its defaults.
    */
   readonly memoryLimitMiB?: number;
+  /**
+   * How many threads run the server's Go code at once (`GOMAXPROCS`), unless
+   * the caller's environment sets `GOMAXPROCS` itself; unset leaves Go's
+   * default, one per core ({@link serverEnvironment}).
+   */
+  readonly goThreads?: number;
   /** Port of the server's HTTP monitoring endpoints (`/varz`, `/connz`, `/jsz`) on 127.0.0.1; @default none */
   readonly monitorPort?: number;
   /**
@@ -176,6 +182,28 @@ export function goMemoryEnvironment(limitMiB: number, inheritedGodebug?: string)
   return { GOMEMLIMIT: `${limitMiB}MiB`, GOGC: 'off', GODEBUG: godebug };
 }
 
+/**
+ * The environment nats-server runs with: the caller's, with the memory
+ * budget's settings ({@link goMemoryEnvironment}) and `GOMAXPROCS` from
+ * `goThreads` when given. A `GOMAXPROCS` the caller set wins: it is an
+ * operator's own choice for this machine.
+ */
+export function serverEnvironment(
+  options: Pick<NatsServerOptions, 'memoryLimitMiB' | 'goThreads'>,
+  inherited: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
+  const { memoryLimitMiB, goThreads } = options;
+  if (goThreads !== undefined && (!Number.isInteger(goThreads) || goThreads <= 0))
+    throw new RangeError(`goThreads must be a positive whole number, got ${goThreads}`);
+  const memory = memoryLimitMiB === undefined ? {} : goMemoryEnvironment(memoryLimitMiB, inherited['GODEBUG']);
+  const inheritedThreads = inherited['GOMAXPROCS'];
+  const threads =
+    goThreads === undefined || (inheritedThreads !== undefined && inheritedThreads !== '')
+      ? {}
+      : { GOMAXPROCS: String(goThreads) };
+  return { ...inherited, ...memory, ...threads };
+}
+
 interface Spawned {
   readonly child: ChildProcess;
   readonly stderr: () => string;
@@ -187,13 +215,9 @@ interface Spawned {
 function spawnServer(
   binary: string,
   args: readonly string[],
-  memoryLimitMiB: number | undefined,
+  env: NodeJS.ProcessEnv,
   ownProcessGroup: boolean,
 ): Spawned {
-  const env =
-    memoryLimitMiB === undefined
-      ? process.env
-      : { ...process.env, ...goMemoryEnvironment(memoryLimitMiB, process.env['GODEBUG']) };
   const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'], env, detached: ownProcessGroup });
   let stderr = '';
   let ready = false;
@@ -272,19 +296,14 @@ function handleFor(spawned: Spawned, port: number, options: NatsServerOptions): 
  */
 export async function startNatsServer(options: NatsServerOptions): Promise<NatsServerHandle> {
   const binary = options.binary ?? resolveNatsServerBinary();
-  // Checked before anything is spawned: a bad budget fails the call, not the server.
-  if (options.memoryLimitMiB !== undefined) goMemoryEnvironment(options.memoryLimitMiB);
+  // Built before anything is spawned: a bad budget or thread count fails the call, not the server.
+  const env = serverEnvironment(options);
   const timeoutMs = options.startTimeoutMs ?? 15_000;
   const attempts = options.port === undefined ? 3 : 1;
   let lastError: unknown;
   for (let i = 0; i < attempts; i++) {
     const port = options.port ?? (await findFreePort());
-    const spawned = spawnServer(
-      binary,
-      await serverArgs(port, options),
-      options.memoryLimitMiB,
-      options.ownProcessGroup ?? false,
-    );
+    const spawned = spawnServer(binary, await serverArgs(port, options), env, options.ownProcessGroup ?? false);
     try {
       await waitUntilListening(spawned, port, timeoutMs);
       return handleFor(spawned, port, options);

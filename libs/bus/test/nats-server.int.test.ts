@@ -7,6 +7,7 @@ import {
   findFreePort,
   goMemoryEnvironment,
   resolveNatsServerBinary,
+  serverEnvironment,
   startNatsServer,
 } from '../src/index.ts';
 import { tempDir } from './helpers.ts';
@@ -93,6 +94,38 @@ describe('startNatsServer', () => {
     expect(goMemoryEnvironment(256, 'madvdontneed=1,gctrace=1')).toMatchObject({
       GODEBUG: 'madvdontneed=0,madvdontneed=1,gctrace=1',
     });
+  });
+
+  it('runs the server on goThreads Go threads unless the environment names its own GOMAXPROCS', () => {
+    const inherited = { PATH: '/bin', GODEBUG: 'gctrace=1' };
+    expect(serverEnvironment({ goThreads: 1 }, inherited)).toEqual({ ...inherited, GOMAXPROCS: '1' });
+    expect(serverEnvironment({ goThreads: 2 }, { ...inherited, GOMAXPROCS: '' })).toMatchObject({ GOMAXPROCS: '2' });
+    expect(serverEnvironment({ goThreads: 1 }, { ...inherited, GOMAXPROCS: '4' })).toMatchObject({ GOMAXPROCS: '4' });
+    expect(serverEnvironment({}, inherited)).toEqual(inherited);
+    expect(serverEnvironment({ memoryLimitMiB: 128, goThreads: 1 }, inherited)).toEqual({
+      PATH: '/bin',
+      GOMEMLIMIT: '128MiB',
+      GOGC: 'off',
+      GODEBUG: 'madvdontneed=0,gctrace=1',
+      GOMAXPROCS: '1',
+    });
+  });
+
+  it('runs the spawned server with that environment', async () => {
+    const server = await startNatsServer({ storeDir: `${dir.path}/threads`, goThreads: 1 });
+    try {
+      const environ = (await readFile(`/proc/${server.pid}/environ`, 'utf8')).split('\0');
+      expect(environ).toContain(`GOMAXPROCS=${process.env['GOMAXPROCS'] || 1}`);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it.each([0, -1, 1.5, Number.NaN])('refuses %s Go threads before spawning anything', async (threads) => {
+    expect(() => serverEnvironment({ goThreads: threads })).toThrow(RangeError);
+    await expect(startNatsServer({ storeDir: `${dir.path}/t3`, goThreads: threads })).rejects.toThrow(
+      /goThreads must be a positive whole number/,
+    );
   });
 
   it.each([0, -1, 1.5, Number.NaN])('refuses a memory budget of %s MiB before spawning anything', async (limit) => {

@@ -26,6 +26,18 @@ export const NATS_MEMORY_LIMIT_MIB = 160;
 /** The smallest budget accepted: below it the server would collect without end. */
 export const NATS_MEMORY_LIMIT_MIN_MIB = 64;
 
+/**
+ * The threads running the local nats-server's Go code at once
+ * (`GOMAXPROCS`; a `GOMAXPROCS` in the environment wins). With one, a
+ * message the server routes is read, routed and written by one thread,
+ * without handing it to another thread and waking it: nats-server's CPU
+ * per run was 6-38% lower (median 22%) in each of ten alternated pairs, the system's
+ * CPU per run 7.5% lower over them (bench/HISTORY.md, issue 29). One
+ * thread routes the messages of 700–1,000 runs a second here (1.0–1.4 CPU
+ * ms a run), more than one executor's event loop keeps up with.
+ */
+export const NATS_GO_THREADS = 1;
+
 /** How the system's own nats-server runs. */
 export interface LocalNatsOptions {
   /** Its memory budget in MiB (see `goMemoryEnvironment` of @ars/bus); 0 leaves Go's defaults. */
@@ -37,9 +49,10 @@ export interface LocalNatsOptions {
 function serverOptions(
   dataDir: string,
   options: LocalNatsOptions,
-): { storeDir: string; memoryLimitMiB?: number; monitorPort?: number; ownProcessGroup: boolean } {
+): { storeDir: string; memoryLimitMiB?: number; goThreads: number; monitorPort?: number; ownProcessGroup: boolean } {
   return {
     storeDir: natsStoreDir(dataDir),
+    goThreads: NATS_GO_THREADS,
     // Ctrl-C in the terminal must reach only the supervisor: it stops nats-server last, after the services.
     ownProcessGroup: true,
     ...(options.memoryLimitMiB === 0 ? {} : { memoryLimitMiB: options.memoryLimitMiB }),

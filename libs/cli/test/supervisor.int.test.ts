@@ -6,6 +6,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '@ars/client';
 import { SERVICE_NODE_FLAGS, START_ORDER, SYSTEM_PROCESS, startSystem } from '../src/index.ts';
+import { NATS_GO_THREADS } from '../src/local-nats.ts';
 import type { LogEntry, RunningSystem } from '../src/index.ts';
 
 function isAlive(pid: number): boolean {
@@ -59,6 +60,8 @@ describe('startSystem', () => {
     expect(natsEnv).toEqual(
       expect.arrayContaining(['GOMEMLIMIT=160MiB', 'GOGC=off', expect.stringMatching(/^GODEBUG=madvdontneed=0(,|$)/)]),
     );
+    // On one Go thread (NATS_GO_THREADS), unless the environment names its own GOMAXPROCS.
+    expect(natsEnv).toContain(`GOMAXPROCS=${process.env['GOMAXPROCS'] || NATS_GO_THREADS}`);
     expect(logs.some((line) => line.startsWith('[session]') && line.includes('service started'))).toBe(true);
     // Split mode leaves each store open to other processes (another run-executor on the directory): the log's
     // index is the shared -shm file.
