@@ -156,9 +156,11 @@ export function flushNow(nc: NatsConnection): void {
  * flushes at once, and the order of commands is unchanged. Measured on the
  * runs benchmark against flushing the turn's first batch at once and the
  * rest at its end: 226 → 264 runs/s, and start → `task.spawned` no slower
- * (a quiet process reaches the end of its turn within microseconds). It
- * patches the one connection's protocol handler, and only when its shape is
- * the one known (else nats-core's own flushing stays).
+ * (a quiet process reaches the end of its turn within microseconds). A busy
+ * one may not for milliseconds, so what an HTTP caller waits on is written
+ * at once instead (`flushNow`: the gateway's requests, the replies of public
+ * methods). It patches the one connection's protocol handler, and only when
+ * its shape is the one known (else nats-core's own flushing stays).
  */
 function coalesceFlushes(nc: NatsConnection): void {
   const protocol = (nc as unknown as { protocol?: unknown }).protocol;

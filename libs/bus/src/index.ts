@@ -49,7 +49,7 @@ export {
 export type { InfrastructureOptions, InfrastructureReport, StreamOutcome } from './infrastructure.ts';
 export { IDENTITY_HEADERS, decodeIdentityHeaders, encodeIdentityHeaders } from './rpc-headers.ts';
 export { utf8 } from './utf8.ts';
-export { endpointName, serveService } from './rpc-server.ts';
+export { endpointName, isPublicMethod, serveService } from './rpc-server.ts';
 export type { RpcHandler, RpcReply, RpcRequest, ServedService, ServeOptions } from './rpc-server.ts';
 export { DEFAULT_RPC_TIMEOUT_MS, createRpcClient } from './rpc-client.ts';
 export { callInternal, callInternalWithinBudget } from './internal-client.ts';

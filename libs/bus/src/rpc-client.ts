@@ -3,6 +3,7 @@ import type { Msg } from '@nats-io/transport-node';
 import { fromErrorReply, ServiceError } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
 import { injectTraceContext, recordFailedCall, SpanKind, tracingRpcClients, withSpan } from '@ars/telemetry';
+import { flushNow } from './connection.ts';
 import type { Bus } from './connection.ts';
 import { replyMuxOf, ReplyMuxError } from './reply-mux.ts';
 import { encodeIdentityHeaders } from './rpc-headers.ts';
@@ -14,6 +15,14 @@ import { outgoingHeaders } from './outgoing-headers.ts';
 export interface RpcClientOptions {
   /** Default time to wait for a reply, in milliseconds. @default 10000 */
   readonly timeoutMs?: number;
+  /**
+   * Write each request to the socket at once (`flushNow`) rather than with
+   * the rest of the turn's sends (`coalesceFlushes`): for a caller that
+   * somebody waits on, the gateway answering an HTTP request. Under load a
+   * turn of the event loop holds a great deal of other work, and its end
+   * comes late. @default false
+   */
+  readonly sendAtOnce?: boolean;
 }
 
 export interface CallOptions {
@@ -75,6 +84,7 @@ function parseReply(msg: Msg, service: string): unknown {
 /** Creates the client side of the RPC convention of {@link serveService}. */
 export function createRpcClient(bus: Bus, options: RpcClientOptions = {}): RpcClient {
   const defaultTimeout = options.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
+  const sendAtOnce = options.sendAtOnce ?? false;
   return {
     async call(service, method, identity, body, callOptions = {}): Promise<unknown> {
       const subject = rpcSubject(service, method);
@@ -87,7 +97,9 @@ export function createRpcClient(bus: Bus, options: RpcClientOptions = {}): RpcCl
         const payload = body === undefined ? Empty : utf8(JSON.stringify(body));
         let msg: Msg;
         try {
-          msg = await replyMuxOf(bus.nc).request(subject, payload, { timeoutMs, headers: h });
+          const replied = replyMuxOf(bus.nc).request(subject, payload, { timeoutMs, headers: h });
+          if (sendAtOnce) flushNow(bus.nc);
+          msg = await replied;
         } catch (error) {
           throw transportError(error, service, method, timeoutMs);
         }

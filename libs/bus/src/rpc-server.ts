@@ -4,6 +4,8 @@ import { isServiceError, ServiceError, toErrorReply, toServiceError } from '@ars
 import type { ErrorReply, VerifiedIdentity } from '@ars/contracts';
 import { extractTraceContext, SpanKind, SpanStatusCode, withSpan } from '@ars/telemetry';
 import type { Logger, Span } from '@ars/telemetry';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { flushNow } from './connection.ts';
 import type { Bus } from './connection.ts';
 import { decodeIdentityHeaders } from './rpc-headers.ts';
 import { rpcSubject } from './subjects.ts';
@@ -83,6 +85,21 @@ interface EndpointContext {
   readonly handler: RpcHandler;
   readonly logger: Logger;
   readonly traced: boolean;
+  /** Where the reply goes out; with `replyAtOnce`, written to the socket as soon as it is sent. */
+  readonly nc: NatsConnection;
+  /** A method of the public contract: its caller, the gateway, answers an HTTP request waiting on this reply. */
+  readonly replyAtOnce: boolean;
+}
+
+/**
+ * True for a method of the public contract, false for an internal
+ * `_<area>.<verb>` endpoint. The gateway calls the former for an HTTP
+ * client that waits, so their replies leave at once (`flushNow`) rather
+ * than with the rest of the turn's sends; the internal calls, many per run,
+ * keep sharing the turn's one write.
+ */
+export function isPublicMethod(method: string): boolean {
+  return !method.startsWith('_');
 }
 
 /** Runs the handler; every outcome becomes a reply, logged with the span's trace id. */
@@ -160,6 +177,7 @@ async function handle(ctx: EndpointContext, msg: ServiceMsg): Promise<void> {
     (span) => handleInSpan(ctx, msg, span),
   );
   respond(ctx, msg, reply);
+  if (ctx.replyAtOnce) flushNow(ctx.nc);
 }
 
 /**
@@ -179,7 +197,15 @@ export async function serveService(bus: Bus, options: ServeOptions): Promise<Ser
   });
   for (const [method, handler] of Object.entries(options.handlers)) {
     const traced = options.untracedMethods?.includes(method) !== true;
-    const ctx: EndpointContext = { service, method, handler, logger, traced };
+    const ctx: EndpointContext = {
+      service,
+      method,
+      handler,
+      logger,
+      traced,
+      nc: bus.nc,
+      replyAtOnce: isPublicMethod(method),
+    };
     srv.addEndpoint(endpointName(method), {
       subject: rpcSubject(service, method),
       metadata: { ...options.endpointMetadata?.[method], method },

@@ -12,7 +12,15 @@ import {
   withSpan,
 } from '@ars/telemetry';
 import type { Telemetry } from '@ars/telemetry';
-import { connectBus, createRpcClient, pingServices, rpcSubject, serveService, startNatsServer } from '../src/index.ts';
+import {
+  connectBus,
+  createRpcClient,
+  isPublicMethod,
+  pingServices,
+  rpcSubject,
+  serveService,
+  startNatsServer,
+} from '../src/index.ts';
 import type { Bus, NatsServerHandle, RpcHandler, ServedService } from '../src/index.ts';
 import { tempDir } from './helpers.ts';
 
@@ -22,6 +30,18 @@ const IDENTITY: VerifiedIdentity = {
   session: 's 1',
   scopes: ['admin', 'console:fleet'],
 };
+
+/** Records `write` in `events` at each socket write of `bus`'s connection (nats-core's transport, an internal). */
+function recordWrites(bus: Bus, events: string[] = []): string[] {
+  const transport = (bus.nc as unknown as { protocol: { transport: { send(frame: Uint8Array): unknown } } }).protocol
+    .transport;
+  const send = transport.send.bind(transport);
+  transport.send = (frame) => {
+    events.push('write');
+    return send(frame);
+  };
+  return events;
+}
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   try {
@@ -306,6 +326,45 @@ describe('RPC over the services API', () => {
       queue_group: 'echo',
       metadata: { method: 'echo.identity', implemented: 'true' },
     });
+  });
+
+  it('writes a request at once with sendAtOnce, and with the end of the turn without', async () => {
+    const caller = await bus('client-at-once');
+    const writes = recordWrites(caller);
+    const later = createRpcClient(caller).call('echo', 'echo.probe', IDENTITY, {});
+    expect(writes).toEqual([]); // held for the end of the turn
+    await later;
+    writes.length = 0;
+    const atOnce = createRpcClient(caller, { sendAtOnce: true }).call('echo', 'echo.probe', IDENTITY, {});
+    expect(writes).toEqual(['write']);
+    await atOnce;
+  });
+
+  it('writes the reply to a public method at once, and to an internal _area.verb one with the end of the turn', async () => {
+    const events: string[] = [];
+    const answer = async () => {
+      setImmediate(() => events.push('end of turn'));
+      return 'ok';
+    };
+    const replier = await serveService(await bus('replies-1'), {
+      service: 'replies',
+      version: '1.0.0',
+      instanceId: 'replies-1',
+      handlers: { 'replies.get': answer, '_replies.get': answer },
+      logger: log.logger,
+    });
+    served.push(replier);
+    const replierBus = buses.at(-1) as Bus;
+    recordWrites(replierBus, events);
+    const client = createRpcClient(await bus('client-replies'));
+    expect(await client.call('replies', 'replies.get', IDENTITY, {})).toBe('ok');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events).toEqual(['write', 'end of turn']);
+    events.length = 0;
+    expect(await client.call('replies', '_replies.get', IDENTITY, {})).toBe('ok');
+    expect(events).toEqual(['end of turn', 'write']);
+    expect(isPublicMethod('tasks.get')).toBe(true);
+    expect(isPublicMethod('_session.admit')).toBe(false);
   });
 
   it('discovers nothing, without an error, when no service runs', async () => {

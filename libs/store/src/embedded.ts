@@ -218,6 +218,9 @@ class EmbeddedStore implements Store {
     }
   }
 
+  /** nedb applies each write on its own: nothing waits for a batch. */
+  commitSoon(): void {}
+
   close(): Promise<void> {
     this.#closing ??= this.#finish();
     return this.#closing;

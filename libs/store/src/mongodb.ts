@@ -50,6 +50,9 @@ class MongoStore implements Store {
     return collection as unknown as Collection<T>;
   }
 
+  /** Each write is acknowledged on its own: nothing waits for a batch. */
+  commitSoon(): void {}
+
   close(): Promise<void> {
     this.#closing ??= this.#client.close().catch((error: unknown) => {
       throw toStoreError(error, '*', 'close');

@@ -28,6 +28,7 @@ export function observeWrites(
       const inner = store.collection<T>(...args);
       return observed.has(inner.name) ? observedCollection(inner, onWrite) : inner;
     },
+    commitSoon: () => store.commitSoon(),
     close: () => store.close(),
   };
 }

@@ -81,6 +81,19 @@ const METADATA = `
 `;
 
 /** A read sees one snapshot; a write holds the database's write lock from its start. */
+/**
+ * The most operations (reads and writes) a turn's batch may hold for
+ * `commitSoon` to commit it before the end of the turn. An early commit
+ * splits the batch: the turn's later writes pay a commit of their own. A
+ * batch this small is a turn with few runs to serve: at a start it held 1-5
+ * in the start benchmark's phase (sequential starts, a few runs in flight),
+ * and 1-25 at sixteen clients. Committing every start's batch early took the
+ * start's p50 down 22% but cost sixteen clients 7-10% of their runs/s; at
+ * this bound the p50 fell 12% and runs/s stayed within the drift
+ * (bench/HISTORY.md, issue 29).
+ */
+export const COMMIT_SOON_MAX_OPERATIONS = 3;
+
 export type TransactionMode = 'read' | 'write';
 
 /**
@@ -94,6 +107,8 @@ interface Batch {
   readonly done: Promise<void>;
   /** `transactionStarted()` at BEGIN. */
   readonly started: number;
+  /** Commits it and settles its members (nothing once it committed or was abandoned). */
+  readonly commit: () => void;
 }
 
 /** A write of the batch while its work runs: how what it changed can be undone when it fails. */
@@ -319,6 +334,17 @@ export class Connection {
   }
 
   /**
+   * Commits the open batch once the microtasks queued so far ran, rather
+   * than at the end of the turn (`Store.commitSoon`), while it holds at most
+   * {@link COMMIT_SOON_MAX_OPERATIONS} operations; the writes after it open a
+   * batch of their own. Nothing when no batch is open, or a larger one is.
+   */
+  commitSoon(): void {
+    const batch = this.#batch;
+    if (batch !== undefined && batch.members.length <= COMMIT_SOON_MAX_OPERATIONS) queueMicrotask(batch.commit);
+  }
+
+  /**
    * Runs `work`, a read of one statement that needs neither one snapshot
    * across statements nor the generation (a document by its `_id`), in
    * SQLite's autocommit: without the BEGIN, `PRAGMA data_version` and
@@ -399,20 +425,21 @@ export class Connection {
   /** Makes the write transaction that just began this turn's batch, with `work` its first member. */
   #openBatch<R>(work: () => R): Promise<R> {
     let finish!: () => void;
+    const done = new Promise<void>((resolve) => (finish = resolve));
     const batch: Batch = {
       members: [],
-      done: new Promise<void>((resolve) => (finish = resolve)),
+      done,
       started: transactionStarted(),
+      commit: () => {
+        this.#commit(batch);
+        this.#waiting.delete(done);
+        finish();
+      },
     };
     this.#batch = batch;
     this.#waiting.add(batch.done);
-    const commit = (): void => {
-      this.#commit(batch);
-      this.#waiting.delete(batch.done);
-      finish();
-    };
-    if (this.#commitsByTurn) setImmediate(commit);
-    else queueMicrotask(commit); // other processes wait for the write lock: held no longer than this
+    if (this.#commitsByTurn) setImmediate(batch.commit);
+    else queueMicrotask(batch.commit); // other processes wait for the write lock: held no longer than this
     // Scheduled now, so it runs later in the same turn than the commit, once what awaited it ran (the
     // event loop runs the promise continuations between two immediates).
     if (this.#afterCommit !== undefined) setImmediate(this.#afterCommit);

@@ -59,6 +59,10 @@ class SqliteStore implements Store {
     return collection as unknown as Collection<T>;
   }
 
+  commitSoon(): void {
+    if (this.#closing === undefined) this.#connection.commitSoon();
+  }
+
   close(): Promise<void> {
     this.#closing ??= this.#finish();
     return this.#closing;

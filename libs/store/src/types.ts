@@ -238,6 +238,17 @@ export interface Store {
    */
   collection<T extends StoreDocument>(name: string, options?: CollectionOptions): Collection<T>;
   /**
+   * Commits the writes made so far once the running code and its promise
+   * continuations are done, instead of with the rest of this turn of the
+   * event loop. For a write whose caller somebody waits on (a start's task):
+   * a busy turn holds other work, and its end comes late. Only the embedded
+   * sqlite engine batches a turn's writes, and it commits early only a batch
+   * of a few operations: splitting a large one costs its later writes a
+   * commit of their own. Elsewhere (and with no write under way) it does
+   * nothing.
+   */
+  commitSoon(): void;
+  /**
    * Finishes pending writes, compacts the embedded datafiles, releases
    * connections and timers. Idempotent; later calls on the store throw.
    */

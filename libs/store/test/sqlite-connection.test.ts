@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Connection } from '../src/sqlite-connection.ts';
+import { COMMIT_SOON_MAX_OPERATIONS, Connection } from '../src/sqlite-connection.ts';
 
 const INSERT = 'INSERT INTO t (id) VALUES (?)';
 
@@ -213,6 +213,55 @@ describe('the sqlite connection: when a batch commits', () => {
     expect(begins.count).toBe(2);
     const rows = await connection.transaction('read', () => connection.statement('SELECT id FROM t ORDER BY id').all());
     expect(rows.map((row) => (row as { id: string }).id)).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('commits a file it holds alone inside the turn when asked to commit soon, and the later writes apart', async () => {
+    const alone = open(join(dir, 'alone.sqlite'), { exclusive: true });
+    await create(alone);
+    const commits = counting(alone, 'COMMIT');
+    let immediateRan = false;
+    setImmediate(() => (immediateRan = true));
+    const settled: string[] = [];
+    const write = (id: string) =>
+      alone.transaction('write', () => alone.change(INSERT, id)).then(() => settled.push(id));
+    const first = [write('a'), write('b')];
+    alone.commitSoon();
+    await Promise.all(first);
+    expect(immediateRan).toBe(false);
+    expect(settled).toEqual(['a', 'b']);
+    expect(commits.count).toBe(1);
+    // A write after that commit opens a batch of its own, committed at the end of the turn as before.
+    await write('c');
+    expect(immediateRan).toBe(true);
+    expect(commits.count).toBe(2);
+    const rows = await alone.transaction('read', () => alone.statement('SELECT id FROM t ORDER BY id').all());
+    expect(rows.map((row) => (row as { id: string }).id)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('leaves a batch of more than a few operations for the end of the turn when asked to commit soon', async () => {
+    const alone = open(join(dir, 'alone.sqlite'), { exclusive: true });
+    await create(alone);
+    let immediateRan = false;
+    setImmediate(() => (immediateRan = true));
+    const ids = Array.from({ length: COMMIT_SOON_MAX_OPERATIONS + 1 }, (_, i) => `w${i}`);
+    const writes = ids.map((id) => alone.transaction('write', () => alone.change(INSERT, id)));
+    alone.commitSoon();
+    await Promise.all(writes);
+    expect(immediateRan).toBe(true);
+  });
+
+  it('does nothing when asked to commit soon with no write under way, or twice', async () => {
+    const memory = open(':memory:');
+    await create(memory);
+    const commits = counting(memory, 'COMMIT');
+    memory.commitSoon();
+    const written = memory.transaction('write', () => memory.change(INSERT, 'a'));
+    memory.commitSoon();
+    memory.commitSoon();
+    await written;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(commits.count).toBe(1);
+    expect(await committedInsideTurn(memory, 'b')).toBe(false);
   });
 
   it('lets another connection to the shared file write in the same turn once the batch committed', async () => {

@@ -51,6 +51,23 @@ describe('embedded sqlite store held by its process alone', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
+  it('settles a write inside the turn when asked to commit soon, and at the end of the turn without', async () => {
+    const store = await open(true);
+    const settings = store.collection<Setting>('settings');
+    await settings.insertOne({ _id: 'warm', value: 0 });
+    const insideTurn = async (id: string, soon: boolean) => {
+      let immediateRan = false;
+      setImmediate(() => (immediateRan = true));
+      const inserted = settings.insertOne({ _id: id, value: 1 });
+      if (soon) store.commitSoon();
+      await inserted;
+      return !immediateRan;
+    };
+    expect(await insideTurn('a', false)).toBe(false);
+    expect(await insideTurn('b', true)).toBe(true);
+    expect(await settings.countDocuments()).toBe(3);
+  });
+
   it('locks every other connection out while open, and keeps its log index in memory (no -shm file)', async () => {
     const settings = (await open(true)).collection<Setting>('settings');
     await settings.insertOne({ _id: 'a', value: 1 });

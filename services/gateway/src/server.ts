@@ -221,7 +221,7 @@ export async function startGateway(config: GatewayConfig, overrides: GatewayOver
     });
     const auth = await createAuth(config);
     const state = trackBusState(bus);
-    const rpc = connectedOnly(createRpcClient(bus, { timeoutMs: config.ARS_RPC_TIMEOUT_MS }), state);
+    const rpc = connectedOnly(createRpcClient(bus, { timeoutMs: config.ARS_RPC_TIMEOUT_MS, sendAtOnce: true }), state);
     const events = createEventPublisher(bus, { source: 'gateway', logger });
     const discovery = createBusDiscovery(bus, rpc, { timeoutMs: config.ARS_DISCOVERY_TIMEOUT_MS });
     const watched = new RevocationList({ kv: await openKv(bus, REVOCATIONS_BUCKET), logger });

@@ -32,6 +32,28 @@ export function persistenceContract(context: ContractContext): void {
     },
   );
 
+  it('keeps the writes made before and after commitSoon, a failed one apart, and ignores it with none under way', async () => {
+    context.store().commitSoon();
+    const first = items(context).insertOne({ _id: 'a', name: 'before' });
+    const duplicate = items(context)
+      .insertOne({ _id: 'a', name: 'duplicate' })
+      .catch((error: unknown) => error);
+    context.store().commitSoon();
+    const second = items(context).insertOne({ _id: 'b', name: 'after' });
+    await first;
+    expect(isDuplicateKeyError(await duplicate)).toBe(true);
+    await second;
+    context.store().commitSoon();
+    const found = await items(context).find({}, { sort: { _id: 1 } });
+    expect(found).toEqual([
+      { _id: 'a', name: 'before' },
+      { _id: 'b', name: 'after' },
+    ]);
+    if (!context.durable) return;
+    await context.reopen();
+    expect(await items(context).countDocuments()).toBe(2);
+  });
+
   it.runIf(!context.durable)('starts empty when the target is not durable', async () => {
     await items(context).insertOne({ _id: 'a', name: 'gone' });
     await context.reopen();

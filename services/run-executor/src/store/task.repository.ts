@@ -216,7 +216,10 @@ export async function createTaskRepository(store: Store, limits: TaskReadLimits 
 
   async function insertTask(task: TaskRecord): Promise<{ task: TaskRecord; reused: boolean }> {
     try {
-      await tasks.insertOne(task);
+      const inserted = tasks.insertOne(task);
+      // A caller waits for the start's answer, which waits for this commit: not for the rest of the turn.
+      store.commitSoon();
+      await inserted;
       return { task, reused: false };
     } catch (error) {
       if (!isDuplicateKeyError(error) || task.idempotency_scope === undefined) throw error;
@@ -370,10 +373,9 @@ export async function createTaskRepository(store: Store, limits: TaskReadLimits 
     markRequeued: async (taskId, requeues) => {
       const at = now();
       const seen = requeues === 0 ? { $exists: false } : requeues;
-      const result = await tasks.updateOne(
-        { _id: taskId, status: 'pending', requeues: seen } as Filter<TaskRecord>,
-        { $set: { queued_at: at, requeues: requeues + 1 } },
-      );
+      const result = await tasks.updateOne({ _id: taskId, status: 'pending', requeues: seen } as Filter<TaskRecord>, {
+        $set: { queued_at: at, requeues: requeues + 1 },
+      });
       return result.matchedCount === 1 ? requeues + 1 : null;
     },
   };

@@ -36,6 +36,15 @@ describe('task repository (embedded, in memory)', () => {
     await expect(tasks.insertTask(record('d', 'k'))).resolves.toMatchObject({ reused: true, task: { task_id: 'c' } });
   });
 
+  it('commits a new task inside the turn: its caller answers a start waiting on it', async () => {
+    await tasks.insertTask(record('warm'));
+    let immediateRan = false;
+    setImmediate(() => (immediateRan = true));
+    await expect(tasks.insertTask(record('a'))).resolves.toMatchObject({ reused: false });
+    expect(immediateRan).toBe(false);
+    await expect(tasks.getTask('a')).resolves.toMatchObject({ task_id: 'a', status: 'pending' });
+  });
+
   it('moves pending to running once and reports the prior status', async () => {
     await tasks.insertTask(record('a'));
     await expect(tasks.markRunning('a')).resolves.toBe('pending');
