@@ -1,19 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectBus, flushNow, startNatsServer } from '../src/index.ts';
 import type { Bus, NatsServerHandle } from '../src/index.ts';
-import { tempDir } from './helpers.ts';
+import { recordWrites, tempDir } from './helpers.ts';
 
-/** Counts the socket writes of a connection (nats-core's transport, an internal). */
+/** Counts the socket writes of a connection from now on. */
 function countWrites(bus: Bus): { readonly count: () => number } {
-  const transport = (bus.nc as unknown as { protocol: { transport: { send(frame: Uint8Array): unknown } } }).protocol
-    .transport;
-  const send = transport.send.bind(transport);
-  let writes = 0;
-  transport.send = (frame) => {
-    writes += 1;
-    return send(frame);
-  };
-  return { count: () => writes };
+  const writes = recordWrites(bus);
+  return { count: () => writes.length };
 }
 
 describe('connectBus', () => {

@@ -4,6 +4,21 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bus, EventLookup, EventRecord } from '../src/index.ts';
 
+/**
+ * Records `'write'` in `events` at each socket write of `bus`'s connection
+ * from now on (nats-core's transport, an internal), and returns `events`.
+ */
+export function recordWrites(bus: Bus, events: string[] = []): string[] {
+  const transport = (bus.nc as unknown as { protocol: { transport: { send(frame: Uint8Array): unknown } } }).protocol
+    .transport;
+  const send = transport.send.bind(transport);
+  transport.send = (frame) => {
+    events.push('write');
+    return send(frame);
+  };
+  return events;
+}
+
 /** A temporary directory removed by the returned function. */
 export async function tempDir(prefix: string): Promise<{ path: string; remove: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), `ars-${prefix}-`));

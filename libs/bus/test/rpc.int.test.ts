@@ -22,7 +22,7 @@ import {
   startNatsServer,
 } from '../src/index.ts';
 import type { Bus, NatsServerHandle, RpcHandler, ServedService } from '../src/index.ts';
-import { tempDir } from './helpers.ts';
+import { recordWrites, tempDir } from './helpers.ts';
 
 const IDENTITY: VerifiedIdentity = {
   tenant: 'acme.corp',
@@ -30,18 +30,6 @@ const IDENTITY: VerifiedIdentity = {
   session: 's 1',
   scopes: ['admin', 'console:fleet'],
 };
-
-/** Records `write` in `events` at each socket write of `bus`'s connection (nats-core's transport, an internal). */
-function recordWrites(bus: Bus, events: string[] = []): string[] {
-  const transport = (bus.nc as unknown as { protocol: { transport: { send(frame: Uint8Array): unknown } } }).protocol
-    .transport;
-  const send = transport.send.bind(transport);
-  transport.send = (frame) => {
-    events.push('write');
-    return send(frame);
-  };
-  return events;
-}
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   try {
