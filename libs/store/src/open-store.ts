@@ -1,7 +1,6 @@
 import { openEmbeddedStore } from './embedded.ts';
 import type { EmbeddedEngine } from './embedded.ts';
 import type { StoreError } from './errors.ts';
-import { openMongoStore } from './mongodb.ts';
 import type { Store } from './types.ts';
 
 /** Options of {@link openStore}; service-kit fills them from the service's config. */
@@ -50,6 +49,8 @@ export interface OpenStoreOptions {
  */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
   if (options.mongoUrl !== undefined && options.mongoUrl !== '') {
+    // Imported only here: the driver is about a megabyte of modules that a process on the embedded store never runs.
+    const { openMongoStore } = await import('./mongodb.ts');
     return openMongoStore({ mongoUrl: options.mongoUrl, database: options.database });
   }
   return openEmbeddedStore(options);

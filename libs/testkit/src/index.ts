@@ -14,6 +14,8 @@ export type { MintTokenRequest, TestIdentity } from './identity.ts';
 export { collectEvents, waitFor } from './wait.ts';
 export type { CollectOptions, WaitForOptions } from './wait.ts';
 export { minimalBody } from './minimal-body.ts';
+export { recordImports } from './import-recorder.ts';
+export type { ImportRecorder } from './import-recorder.ts';
 export { MCP_EVERYTHING_ENTRY, startMcpEverythingHttp } from './mcp-everything.ts';
 export type { McpHttpServer } from './mcp-everything.ts';
 export { startCredentialBroker } from './credential-broker.ts';

@@ -1,4 +1,5 @@
-import { OpenAI, toFile } from 'openai';
+import type { OpenAI } from 'openai';
+import type * as OpenAiModule from 'openai';
 import { abortError, ContextLengthExceeded, estimateTokens, OutputModeRefused, partText } from './provider.ts';
 import type {
   ChatMessage,
@@ -184,6 +185,29 @@ function streamDeadline(idleMs: number, totalMs: number): StreamDeadline {
   };
 }
 
+type OpenAiSdk = typeof OpenAiModule;
+
+let sdkImport: Promise<OpenAiSdk> | undefined;
+/** The SDK once imported: an SDK error can only exist after that. */
+let importedSdk: OpenAiSdk | undefined;
+
+/**
+ * The SDK, imported by the first call of an openai provider rather than
+ * with this module: it is about 1.4 MB of modules (some 150 ms and tens of MB
+ * of a process's start) that a system running only scripted agents never
+ * needs. A failed import is tried again by the next call.
+ */
+function openAiSdk(): Promise<OpenAiSdk> {
+  sdkImport ??= import('openai').then(
+    (sdk) => (importedSdk = sdk),
+    (error: unknown) => {
+      sdkImport = undefined;
+      throw error;
+    },
+  );
+  return sdkImport;
+}
+
 /**
  * SDK clients by server, key and timeout, most recently used last. Bounded:
  * every tenant's provider key makes one, and a process lives long.
@@ -196,11 +220,13 @@ export function cachedClientCount(): number {
   return clients.size;
 }
 
-function clientFor(settings: OpenAiSettings): OpenAI {
+/** The SDK client of `settings`, made by its first call. */
+async function clientFor(settings: OpenAiSettings): Promise<OpenAI> {
+  const { OpenAI: Client } = await openAiSdk();
   const key = JSON.stringify([settings.baseUrl ?? '', settings.apiKey, settings.timeoutMs ?? 0]);
   let client = clients.get(key);
   if (client === undefined) {
-    client = new OpenAI({
+    client = new Client({
       apiKey: settings.apiKey,
       ...(settings.baseUrl === undefined ? {} : { baseURL: settings.baseUrl }),
       timeout: settings.timeoutMs ?? DEFAULT_TIMEOUT_MS,
@@ -332,7 +358,7 @@ const FORMAT_REFUSED = /\bresponse_format\b|\bjson[_ ](object|schema|mode)\b/i;
  * format) is refused; undefined for any other error.
  */
 export function refusalOf(error: unknown, mode: OutputMode): Error | undefined {
-  if (!(error instanceof OpenAI.APIError) || error.status !== 400) return undefined;
+  if (importedSdk === undefined || !(error instanceof importedSdk.APIError) || error.status !== 400) return undefined;
   const message = error.message;
   if (error.code === 'context_length_exceeded') return new ContextLengthExceeded(message);
   if (mode === 'tools' && (error.code === 'tools_not_supported' || TOOLS_REFUSED.test(message))) {
@@ -344,7 +370,6 @@ export function refusalOf(error: unknown, mode: OutputMode): Error | undefined {
 
 /** Creates an OpenAI-compatible provider. */
 export function createOpenAiProvider(settings: OpenAiSettings): LlmProvider {
-  const client = clientFor(settings);
   const idleMs = settings.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const totalMs = settings.streamMaxMs ?? idleMs * STREAM_MAX_TIMEOUTS;
   return {
@@ -356,6 +381,7 @@ export function createOpenAiProvider(settings: OpenAiSettings): LlmProvider {
       const stopped = (): Error | undefined =>
         request.signal.aborted ? abortError(request.signal) : deadline.expired();
       try {
+        const client = await clientFor(settings);
         const stream = await client.chat.completions.create(requestBody(request, model), {
           signal: AbortSignal.any([request.signal, deadline.signal]),
         });
@@ -381,6 +407,7 @@ export function createOpenAiProvider(settings: OpenAiSettings): LlmProvider {
       }
     },
     async uploadFile(file: ProviderFileUpload): Promise<string> {
+      const [client, { toFile }] = await Promise.all([clientFor(settings), openAiSdk()]);
       const uploaded = await client.files.create(
         {
           file: await toFile(file.bytes, file.filename, { type: file.mime }),

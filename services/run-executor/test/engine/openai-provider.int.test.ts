@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { EventFrame, VerifiedIdentity } from '@ars/contracts';
 import { decodeStoredEvent, encodeToken, eventFilterSubject, readEvents } from '@ars/bus';
 import { cachedClientCount, createOpenAiProvider, MAX_CACHED_CLIENTS } from '../../src/providers/openai.ts';
+import type { LlmProvider } from '../../src/providers/provider.ts';
 import { FAKE_OPENAI_BEHAVIOURS, startFakeOpenAi } from '@ars/testkit';
 import type { FakeOpenAi, FakeOpenAiBehaviour } from '@ars/testkit';
 import { newCaller, startEngineHarness, TERMINAL_TYPES } from './harness.ts';
@@ -192,6 +193,22 @@ describe('openai provider', () => {
   });
 
   describe('the provider alone', () => {
+    /** One call of `provider`; `onChunk` sees each piece. */
+    function callOnce(provider: LlmProvider, signal: AbortSignal, onChunk: (delta: string) => void) {
+      return provider.complete({
+        taskId: 't',
+        step: 0,
+        query: 'go on',
+        goal: 'go on',
+        system: '',
+        messages: [{ role: 'user', content: 'go on' }],
+        tools: [],
+        params: {},
+        signal,
+        onChunk,
+      });
+    }
+
     /** One call of the provider on `behaviour`; `onChunk` sees each piece. */
     function complete(
       behaviour: FakeOpenAiBehaviour,
@@ -205,18 +222,7 @@ describe('openai provider', () => {
         model: 'test-model',
         ...settings,
       });
-      return provider.complete({
-        taskId: 't',
-        step: 0,
-        query: 'go on',
-        goal: 'go on',
-        system: '',
-        messages: [{ role: 'user', content: 'go on' }],
-        tools: [],
-        params: {},
-        signal,
-        onChunk,
-      });
+      return callOnce(provider, signal, onChunk);
     }
 
     it('throws when its signal aborts mid-stream, instead of returning the partial answer', async () => {
@@ -244,10 +250,17 @@ describe('openai provider', () => {
       }
     });
 
-    it('keeps at most MAX_CACHED_CLIENTS SDK clients, however many keys it sees', () => {
-      for (let i = 0; i < MAX_CACHED_CLIENTS * 2; i++) {
-        createOpenAiProvider({ baseUrl: fake.url(FAKE_OPENAI_BEHAVIOURS.stall), apiKey: `key-${i}`, model: 'm' });
-      }
+    it('makes no SDK client until its first call, and keeps at most MAX_CACHED_CLIENTS however many keys it sees', async () => {
+      const before = cachedClientCount();
+      const providers = Array.from({ length: MAX_CACHED_CLIENTS * 2 }, (_, i) =>
+        createOpenAiProvider({
+          baseUrl: fake.url(FAKE_OPENAI_BEHAVIOURS.toolThenAnswer),
+          apiKey: `key-${i}`,
+          model: 'm',
+        }),
+      );
+      expect(cachedClientCount()).toBe(before);
+      for (const provider of providers) await callOnce(provider, new AbortController().signal, () => {});
       expect(cachedClientCount()).toBe(MAX_CACHED_CLIENTS);
     });
 

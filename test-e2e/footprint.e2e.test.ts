@@ -1,0 +1,85 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { recordImports, SERVICE_NODE_FLAGS, startTestSystem } from '@ars/testkit';
+import type { ImportRecorder } from '@ars/testkit';
+import { startWatched } from './support/runs.ts';
+
+/**
+ * What the one process loads: on the embedded store, with scripted agents,
+ * neither the MongoDB driver nor the OpenAI SDK (each about a megabyte of
+ * modules, 100–160 ms of a start and tens of MB); each comes with the first
+ * use that needs it (docs/decisions.md "Optional drivers and SDKs are imported
+ * on first use").
+ */
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const execFileAsync = promisify(execFile);
+
+const recorders: ImportRecorder[] = [];
+afterAll(() => {
+  for (const recorder of recorders) recorder.dispose();
+});
+
+function recorder(): ImportRecorder {
+  const made = recordImports();
+  recorders.push(made);
+  return made;
+}
+
+describe('the one process loads only what it runs', () => {
+  it('serves a scripted run on the embedded store without importing the MongoDB driver or the OpenAI SDK', async () => {
+    const imports = recorder();
+    const sys = await startTestSystem({
+      mode: 'one-process',
+      nodeFlags: [...SERVICE_NODE_FLAGS, ...imports.nodeFlags],
+    });
+    try {
+      const client = sys.client();
+      const run = await startWatched(client, { query: '#script tool:echo{"a":1};finish:done' });
+      try {
+        expect((await run.log.terminal()).type).toBe('task.completed');
+      } finally {
+        await run.log.close();
+      }
+    } finally {
+      await sys.stop();
+    }
+    const packages = imports.packages();
+    // The recording sees what the process does load…
+    expect(packages).toContain('fastify');
+    expect(packages).toContain('@nats-io/nats-core');
+    // …and not what it has no use for.
+    expect(packages).not.toContain('mongodb');
+    expect(packages).not.toContain('openai');
+  }, 120_000);
+
+  it('imports the MongoDB driver when a store is opened on a MongoDB URL', async () => {
+    const imports = recorder();
+    const dataDir = await mkdtemp(join(tmpdir(), 'ars-footprint-'));
+    try {
+      // Nothing listens on port 1: the open fails after the driver was imported to try it.
+      const script = [
+        `import { openStore } from './libs/store/src/index.ts';`,
+        `const mongoUrl = 'mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200';`,
+        `await openStore({ mongoUrl, database: 'footprint', dataDir: ${JSON.stringify(dataDir)} }).then(`,
+        `  () => { throw new Error('opened a store on a closed port'); },`,
+        `  (error) => console.log(error.name),`,
+        `);`,
+      ].join('\n');
+      const { stdout } = await execFileAsync(
+        process.execPath,
+        [...imports.nodeFlags, '--input-type=module', '--eval', script],
+        { cwd: ROOT, timeout: 30_000 },
+      );
+      expect(stdout.trim()).toBe('StoreError');
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+    expect(imports.packages()).toContain('mongodb');
+  }, 60_000);
+});
