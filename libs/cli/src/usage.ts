@@ -35,7 +35,7 @@ reached; 2 bad arguments; run --follow: 0 completed, 3 failed, 4 cancelled, 130 
 Environment of up:
   PORT (8080), HOST (127.0.0.1), DATA_DIR (.data), NATS_URL, NATS_MEMORY_LIMIT_MIB (160),
   GOMAXPROCS (1, the spawned nats-server's), MONGO_URL, STORE_ENGINE (sqlite), STORE_LOCKING,
-  ARS_UP_MODE (one-process | split)
+  ARS_UP_MODE (one-process | split), NODE_COMPILE_CACHE ($TMPDIR/node-compile-cache; NODE_DISABLE_COMPILE_CACHE=1: none)
 Environment of the client commands (run, tasks, approve, reject, cancel, pause, resume, redirect, events,
 token, call, info):
   ARS_URL (http://127.0.0.1:8080), ARS_TOKEN (default: a dev bootstrap token),
