@@ -10,11 +10,12 @@ import type { ImportRecorder } from '@ars/testkit';
 import { startWatched } from './support/runs.ts';
 
 /**
- * What the one process loads: on the embedded store, with scripted agents,
- * neither the MongoDB driver nor the OpenAI SDK (each about a megabyte of
- * modules, 100–160 ms of a start and tens of MB); each comes with the first
- * use that needs it (docs/decisions.md "Optional drivers and SDKs are imported
- * on first use").
+ * What the processes load: the one process, on the embedded store with
+ * scripted agents, neither the MongoDB driver nor the OpenAI SDK (each about
+ * a megabyte of modules, 100–160 ms of a start and tens of MB), each coming
+ * with the first use that needs it (docs/decisions.md "Optional drivers and
+ * SDKs are imported on first use"); the CLI's client commands none of the
+ * system's modules.
  */
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -31,7 +32,7 @@ function recorder(): ImportRecorder {
   return made;
 }
 
-describe('the one process loads only what it runs', () => {
+describe('each process loads only what it runs', () => {
   it('serves a scripted run on the embedded store without importing the MongoDB driver or the OpenAI SDK', async () => {
     const imports = recorder();
     const sys = await startTestSystem({
@@ -57,6 +58,24 @@ describe('the one process loads only what it runs', () => {
     expect(packages).not.toContain('mongodb');
     expect(packages).not.toContain('openai');
   }, 120_000);
+
+  it("runs the CLI's client commands without loading the system's modules (NATS, OpenTelemetry)", async () => {
+    const imports = recorder();
+    // Nothing listens on port 1: `ars info` fails to connect, after loading all it needs to try.
+    const failed = await execFileAsync(
+      process.execPath,
+      [...imports.nodeFlags, join(ROOT, 'libs', 'cli', 'src', 'main.ts'), 'info'],
+      { cwd: ROOT, timeout: 30_000, env: { ...process.env, ARS_URL: 'http://127.0.0.1:1', ARS_TOKEN: 'x' } },
+    ).then(
+      () => undefined,
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    expect(failed?.code, failed?.stderr).toBe(1);
+    const packages = imports.packages();
+    expect(packages).toContain('zod');
+    expect(packages).not.toContain('@nats-io/nats-core');
+    expect(packages).not.toContain('@opentelemetry/sdk-trace-node');
+  }, 60_000);
 
   it('imports the MongoDB driver when a store is opened on a MongoDB URL', async () => {
     const imports = recorder();

@@ -11,8 +11,6 @@ import {
   resumeCommand,
   tasksCommand,
 } from './commands/task-commands.ts';
-import { testCommand } from './commands/test.ts';
-import { upCommand } from './commands/up.ts';
 import type { UpOptions } from './commands/up.ts';
 import { EXIT } from './io.ts';
 import { LOG_FORMATS } from './log-format.ts';
@@ -69,10 +67,14 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
           io,
           `up takes only --split and --log-format json|pretty (configure it with PORT, HOST, DATA_DIR, NATS_URL, NATS_MEMORY_LIMIT_MIB, MONGO_URL, STORE_ENGINE, STORE_LOCKING, ARS_UP_MODE)`,
         );
+      // Imported here, not above: the system's modules (the bus, OpenTelemetry) are no client command's business.
+      const { upCommand } = await import('./commands/up.ts');
       return upCommand(io, options);
     }
-    case 'test':
+    case 'test': {
+      const { testCommand } = await import('./commands/test.ts');
       return testCommand(io, REPO_ROOT, args);
+    }
     case 'help':
     case '--help':
     case '-h':

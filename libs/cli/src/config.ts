@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NATS_MEMORY_LIMIT_MIB, NATS_MEMORY_LIMIT_MIN_MIB } from './local-nats.ts';
+import { NATS_MEMORY_LIMIT_MIB, NATS_MEMORY_LIMIT_MIN_MIB } from './nats-budget.ts';
 
 /**
  * The CLI's environment. `main.ts` reads `process.env` once and hands the

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LOG_FORMATS } from './log-format.ts';
-import { NATS_MEMORY_LIMIT_MIB, NATS_MEMORY_LIMIT_MIN_MIB } from './local-nats.ts';
+import { NATS_MEMORY_LIMIT_MIB, NATS_MEMORY_LIMIT_MIN_MIB } from './nats-budget.ts';
 
 const NATS_URL = /^(nats|tls):\/\/\S+$/;
 
