@@ -26,6 +26,21 @@ afterAll(() => {
   for (const recorder of recorders) recorder.dispose();
 });
 
+/** Runs node with `args` in the repository, to its end: its exit code and output (a failure is an outcome, not a throw). */
+async function runNode(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return execFileAsync(process.execPath, [...args], { cwd: ROOT, timeout: 30_000, env }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code?: number; stdout?: string; stderr?: string }) => ({
+      code: error.code ?? -1,
+      stdout: error.stdout ?? '',
+      stderr: error.stderr ?? '',
+    }),
+  );
+}
+
 function recorder(): ImportRecorder {
   const made = recordImports();
   recorders.push(made);
@@ -62,15 +77,12 @@ describe('each process loads only what it runs', () => {
   it("runs the CLI's client commands without loading the system's modules (NATS, OpenTelemetry)", async () => {
     const imports = recorder();
     // Nothing listens on port 1: `ars info` fails to connect, after loading all it needs to try.
-    const failed = await execFileAsync(
-      process.execPath,
-      [...imports.nodeFlags, join(ROOT, 'libs', 'cli', 'src', 'main.ts'), 'info'],
-      { cwd: ROOT, timeout: 30_000, env: { ...process.env, ARS_URL: 'http://127.0.0.1:1', ARS_TOKEN: 'x' } },
-    ).then(
-      () => undefined,
-      (error: { code?: number; stderr?: string }) => error,
-    );
-    expect(failed?.code, failed?.stderr).toBe(1);
+    const info = await runNode([...imports.nodeFlags, join(ROOT, 'libs', 'cli', 'src', 'main.ts'), 'info'], {
+      ...process.env,
+      ARS_URL: 'http://127.0.0.1:1',
+      ARS_TOKEN: 'x',
+    });
+    expect(info.code, info.stderr).toBe(1);
     const packages = imports.packages();
     expect(packages).toContain('zod');
     expect(packages).not.toContain('@nats-io/nats-core');
@@ -87,15 +99,11 @@ describe('each process loads only what it runs', () => {
         `const mongoUrl = 'mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200';`,
         `await openStore({ mongoUrl, database: 'footprint', dataDir: ${JSON.stringify(dataDir)} }).then(`,
         `  () => { throw new Error('opened a store on a closed port'); },`,
-        `  (error) => console.log(error.name),`,
+        `  (error) => process.stdout.write(error.name),`,
         `);`,
       ].join('\n');
-      const { stdout } = await execFileAsync(
-        process.execPath,
-        [...imports.nodeFlags, '--input-type=module', '--eval', script],
-        { cwd: ROOT, timeout: 30_000 },
-      );
-      expect(stdout.trim()).toBe('StoreError');
+      const opened = await runNode([...imports.nodeFlags, '--input-type=module', '--eval', script]);
+      expect(opened.stdout, opened.stderr).toBe('StoreError');
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
