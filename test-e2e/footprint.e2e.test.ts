@@ -12,11 +12,20 @@ import { startWatched } from './support/runs.ts';
 /**
  * What the processes load: the one process, on the embedded store with
  * scripted agents, neither the MongoDB driver nor the OpenAI SDK (each about
- * a megabyte of modules, 100–160 ms of a start and tens of MB), each coming
- * with the first use that needs it (docs/decisions.md "Optional drivers and
- * SDKs are imported on first use"); the CLI's client commands none of the
+ * a megabyte of modules, 100–160 ms of a start and tens of MB), nor without
+ * a collector the OTLP exporters (about 30 ms and 5 MB), each coming with
+ * the first use that needs it (docs/decisions.md "Optional drivers and SDKs
+ * are imported on first use"); the CLI's client commands none of the
  * system's modules.
  */
+
+/** The OpenTelemetry packages only an OTLP export uses. */
+const OTLP_EXPORT_PACKAGES = [
+  '@opentelemetry/otlp-exporter-base',
+  '@opentelemetry/otlp-transformer',
+  '@opentelemetry/exporter-trace-otlp-http',
+  '@opentelemetry/exporter-metrics-otlp-http',
+];
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const execFileAsync = promisify(execFile);
@@ -48,7 +57,7 @@ function recorder(): ImportRecorder {
 }
 
 describe('each process loads only what it runs', () => {
-  it('serves a scripted run on the embedded store without importing the MongoDB driver or the OpenAI SDK', async () => {
+  it('serves a scripted run on the embedded store without importing the MongoDB driver, the OpenAI SDK or the OTLP exporters', async () => {
     const imports = recorder();
     const sys = await startTestSystem({
       mode: 'one-process',
@@ -69,9 +78,12 @@ describe('each process loads only what it runs', () => {
     // The recording sees what the process does load…
     expect(packages).toContain('fastify');
     expect(packages).toContain('@nats-io/nats-core');
+    expect(packages).toContain('@opentelemetry/sdk-trace-node');
+    expect(packages).toContain('@opentelemetry/exporter-prometheus');
     // …and not what it has no use for.
     expect(packages).not.toContain('mongodb');
     expect(packages).not.toContain('openai');
+    for (const name of OTLP_EXPORT_PACKAGES) expect(packages).not.toContain(name);
   }, 120_000);
 
   it("runs the CLI's client commands without loading the system's modules (NATS, OpenTelemetry)", async () => {
@@ -109,4 +121,27 @@ describe('each process loads only what it runs', () => {
     }
     expect(imports.packages()).toContain('mongodb');
   }, 60_000);
+
+  it.each(['http/protobuf', 'http/json'])(
+    'imports the OTLP exporters when traces and metrics go to a collector (%s)',
+    async (protocol) => {
+      const imports = recorder();
+      // Nothing listens on port 1: setting up the exports loads them; the process leaves before any export.
+      const script = [
+        `import { initMetrics, initTelemetry } from './libs/telemetry/src/index.ts';`,
+        `const otlpEndpoint = 'http://127.0.0.1:1';`,
+        `initTelemetry({ serviceName: 'footprint', otlpEndpoint, otlpProtocol: '${protocol}' });`,
+        `initMetrics({ serviceName: 'footprint', otlpEndpoint });`,
+        `process.stdout.write('set up', () => process.exit(0));`,
+      ].join('\n');
+      const ran = await runNode([...imports.nodeFlags, '--input-type=module', '--eval', script]);
+      expect(ran.stdout, ran.stderr).toBe('set up');
+      const packages = imports.packages();
+      expect(packages).toContain('@opentelemetry/exporter-metrics-otlp-http');
+      expect(packages).toContain(
+        protocol === 'http/json' ? '@opentelemetry/exporter-trace-otlp-http' : '@opentelemetry/otlp-transformer',
+      );
+    },
+    60_000,
+  );
 });

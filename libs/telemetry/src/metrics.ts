@@ -1,10 +1,11 @@
 import { metrics as metricsApi } from '@opentelemetry/api';
 import type { Attributes, Meter, ObservableCallback, ObservableGauge } from '@opentelemetry/api';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import type * as OtlpMetrics from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import { instrumentsProducer } from './instruments.ts';
+import { requireOnce } from './require-once.ts';
 import { buildResource } from './resource.ts';
 import type { ResourceOptions } from './resource.ts';
 
@@ -72,6 +73,9 @@ interface Registration {
 
 let registration: Registration | undefined;
 
+/** The SDK's OTLP metric exporter, loaded by the first process that exports metrics to a collector. */
+const otlpMetrics = requireOnce<typeof OtlpMetrics>('@opentelemetry/exporter-metrics-otlp-http');
+
 function otlpMetricsUrl(options: MetricsOptions): string | undefined {
   if (options.otlpMetricsEndpoint !== undefined && options.otlpMetricsEndpoint !== '') {
     return options.otlpMetricsEndpoint;
@@ -82,13 +86,17 @@ function otlpMetricsUrl(options: MetricsOptions): string | undefined {
 }
 
 function register(options: MetricsOptions): Registration {
-  const prometheus = new PrometheusExporter({ preventServerStart: true, metricProducers: [instrumentsProducer] });
+  const prometheus = new PrometheusExporter({
+    preventServerStart: true,
+    metricProducers: [instrumentsProducer],
+    withoutScopeInfo: true,
+  });
   const url = otlpMetricsUrl(options);
   const otlp =
     url === undefined
       ? undefined
       : new PeriodicExportingMetricReader({
-          exporter: new OTLPMetricExporter({
+          exporter: new (otlpMetrics().OTLPMetricExporter)({
             url,
             ...(options.otlpHeaders === undefined ? {} : { headers: { ...options.otlpHeaders } }),
           }),
@@ -138,7 +146,8 @@ export function initMetrics(options: MetricsOptions): Metrics {
   };
 }
 
-const serializer = new PrometheusSerializer('', false);
+/** No `otel_scope_name` label: every series of this package has the one scope `@ars/telemetry`. */
+const serializer = new PrometheusSerializer('', false, undefined, false, true);
 
 /**
  * Every series of the process in the Prometheus text format (what `GET

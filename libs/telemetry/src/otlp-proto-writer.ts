@@ -9,6 +9,7 @@
 export const VARINT = 0;
 export const FIXED64 = 1;
 export const LENGTH_DELIMITED = 2;
+export const FIXED32 = 5;
 
 const TWO_POW_23 = 8_388_608;
 const TWO_POW_32 = 4_294_967_296;
@@ -103,6 +104,13 @@ export class ProtoWriter {
   bool(field: number, value: boolean): void {
     this.tag(field, VARINT);
     this.varint(value ? 1 : 0);
+  }
+
+  fixed32(field: number, value: number): void {
+    this.tag(field, FIXED32);
+    this.#ensure(4);
+    this.#buf.writeUInt32LE(value >>> 0, this.#pos);
+    this.#pos += 4;
   }
 
   double(field: number, value: number): void {

@@ -6,7 +6,9 @@ import { createRequire } from 'node:module';
  * `@ars/telemetry/testing`: an in-process OTLP/HTTP receiver for tests that
  * check what a system exports. It keeps every body posted to `/v1/traces`
  * and answers 200; {@link OtlpReceiver.spans} reads both encodings, protobuf
- * with the SDK's generated types (a decoder independent of our encoder).
+ * with the generated protobufjs types of the SDK's 0.203 transformer
+ * (`otlp-proto-reference`, a development dependency: the SDK's later versions
+ * encode by hand and decode no request), a decoder independent of our encoder.
  */
 
 interface ProtobufMessageType {
@@ -14,7 +16,7 @@ interface ProtobufMessageType {
   toObject(message: unknown, options: Record<string, unknown>): unknown;
 }
 const requestType = (
-  createRequire(import.meta.url)('@opentelemetry/otlp-transformer/build/src/generated/root.js') as {
+  createRequire(import.meta.url)('otlp-proto-reference/build/src/generated/root.js') as {
     opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: ProtobufMessageType } } } } };
   }
 ).opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;

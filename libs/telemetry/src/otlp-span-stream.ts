@@ -2,13 +2,14 @@ import { TraceFlags, diag } from '@opentelemetry/api';
 import type { Context } from '@opentelemetry/api';
 import { ExportResultCode } from '@opentelemetry/core';
 import type { ExportResult } from '@opentelemetry/core';
-import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
-import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import type * as OtlpHttp from '@opentelemetry/otlp-exporter-base/node-http';
+import type * as OtlpTransformer from '@opentelemetry/otlp-transformer';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { ProtoWriter } from './otlp-proto-writer.ts';
 import { encodeResource, encodeScope, writeRequest, writeSpan } from './otlp-trace-encoding.ts';
 import type { ScopeBatch } from './otlp-trace-encoding.ts';
+import { requireOnce } from './require-once.ts';
 
 /**
  * The OTLP/HTTP protobuf export of this package: a span processor that
@@ -43,11 +44,21 @@ interface ScopeBuffer {
   readonly writer: ProtoWriter;
 }
 
+/** The SDK's HTTP export, loaded by the first processor: a process that exports no traces never loads it. */
+const otlpHttp = requireOnce<typeof OtlpHttp>('@opentelemetry/otlp-exporter-base/node-http');
+const otlpTransformer = requireOnce<typeof OtlpTransformer>('@opentelemetry/otlp-transformer');
+
 /** A serializer for the SDK's export delegate whose requests are already bytes. */
 const passThrough = {
   serializeRequest: (request: Uint8Array): Uint8Array => request,
-  deserializeResponse: (data: Uint8Array) => ProtobufTraceSerializer.deserializeResponse(data),
+  deserializeResponse: (data: Uint8Array) => otlpTransformer().ProtobufTraceSerializer.deserializeResponse(data),
 };
+
+/**
+ * What the delegate's own metrics (`otel.sdk.exporter.*`) count of a request. They go to a no-op meter (no
+ * meter provider is given), so the count of spans in a request's bytes is never needed.
+ */
+const uncountedSpans = { name: 'span' as const, countItems: (): number => 0 };
 
 const scopeKey = (span: ReadableSpan): string => {
   const { name, version = '', schemaUrl = '' } = span.instrumentationScope;
@@ -71,12 +82,16 @@ export class OtlpSpanStreamProcessor implements SpanProcessor {
   #stopped = false;
 
   constructor(options: OtlpSpanStreamOptions) {
+    const { createOtlpHttpExportDelegate, convertLegacyHttpOptions } = otlpHttp();
     this.#delegate = createOtlpHttpExportDelegate(
       convertLegacyHttpOptions({ url: options.url, headers: { ...options.headers } }, 'TRACES', 'v1/traces', {
         'User-Agent': 'ars-telemetry',
         'Content-Type': 'application/x-protobuf',
       }),
       passThrough,
+      'otlp_http_span_exporter',
+      uncountedSpans,
+      undefined,
     );
     this.#delayMs = options.delayMs ?? 5000;
     this.#maxBatchSpans = options.maxBatchSpans ?? 512;

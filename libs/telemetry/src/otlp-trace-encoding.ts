@@ -77,7 +77,15 @@ function writeEvent(w: ProtoWriter, event: TimedEvent): void {
   w.end(start);
 }
 
-/** `Span.Link`: trace_id 1, span_id 2, trace_state 3, attributes 4, dropped_attributes_count 5. */
+/** `SpanFlags`: the context's `is_remote` is known (bit 8) and is true (bit 9), above the W3C trace flags. */
+const SPAN_FLAGS_HAS_IS_REMOTE = 0x100;
+const SPAN_FLAGS_IS_REMOTE = 0x200;
+
+function spanFlags(traceFlags: number, isRemote: boolean | undefined): number {
+  return (traceFlags & 0xff) | SPAN_FLAGS_HAS_IS_REMOTE | (isRemote === true ? SPAN_FLAGS_IS_REMOTE : 0);
+}
+
+/** `Span.Link`: trace_id 1, span_id 2, trace_state 3, attributes 4, dropped_attributes_count 5, flags 6. */
 function writeLink(w: ProtoWriter, link: Link): void {
   const start = w.begin(13);
   w.hex(1, link.context.traceId);
@@ -86,6 +94,7 @@ function writeLink(w: ProtoWriter, link: Link): void {
   if (state) w.string(3, state);
   writeAttributes(w, 4, link.attributes);
   if (link.droppedAttributesCount) w.uint(5, link.droppedAttributesCount);
+  w.fixed32(6, spanFlags(link.context.traceFlags, link.context.isRemote));
   w.end(start);
 }
 
@@ -93,7 +102,8 @@ function writeLink(w: ProtoWriter, link: Link): void {
  * Appends one `Span` as an element of `ScopeSpans.spans`: trace_id 1,
  * span_id 2, trace_state 3, parent_span_id 4, name 5, kind 6 (the API's
  * kind + 1), start 7, end 8, attributes 9, dropped counts 10/12/14, events
- * 11, links 13, status 15 (message 2, code 3).
+ * 11, links 13, status 15 (message 2, code 3), flags 16 (the parent's
+ * `is_remote`).
  */
 export function writeSpan(w: ProtoWriter, span: ReadableSpan): void {
   const start = w.begin(SCOPE_SPANS_SPANS);
@@ -118,6 +128,7 @@ export function writeSpan(w: ProtoWriter, span: ReadableSpan): void {
   if (span.status.message) w.string(2, span.status.message);
   if (span.status.code) w.uint(3, span.status.code);
   w.end(status);
+  w.fixed32(16, spanFlags(context.traceFlags, span.parentSpanContext?.isRemote));
   w.end(start);
 }
 

@@ -1,7 +1,7 @@
 import { trace } from '@opentelemetry/api';
 import type { Attributes, Context, Link, SpanKind, Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import type * as OtlpJsonTraces from '@opentelemetry/exporter-trace-otlp-http';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
@@ -20,6 +20,7 @@ import type {
   SpanProcessor,
 } from '@opentelemetry/sdk-trace-node';
 import { OtlpSpanStreamProcessor } from './otlp-span-stream.ts';
+import { requireOnce } from './require-once.ts';
 import { buildResource } from './resource.ts';
 import type { ResourceOptions } from './resource.ts';
 
@@ -308,6 +309,9 @@ const JSON_EXPORT_BATCH_SPANS = 64;
  */
 const otlpExporters = new Map<string, { readonly processor: SpanProcessor; users: number }>();
 
+/** The SDK's OTLP/JSON trace exporter, loaded by the first process that exports in that encoding. */
+const otlpJsonTraces = requireOnce<typeof OtlpJsonTraces>('@opentelemetry/exporter-trace-otlp-http');
+
 interface OtlpSettings {
   readonly protocol: OtlpProtocol;
   readonly headers: Readonly<Record<string, string>> | undefined;
@@ -324,7 +328,10 @@ function acquireOtlp(fanOut: FanOutProcessor, url: string, { protocol, headers, 
   const processor =
     protocol === 'http/json'
       ? new BatchSpanProcessor(
-          new OtlpJsonExporter({ url, ...(headers === undefined ? {} : { headers: { ...headers } }) }),
+          new (otlpJsonTraces().OTLPTraceExporter)({
+            url,
+            ...(headers === undefined ? {} : { headers: { ...headers } }),
+          }),
           {
             maxExportBatchSize: JSON_EXPORT_BATCH_SPANS,
             ...(delayMs === undefined ? {} : { scheduledDelayMillis: delayMs }),

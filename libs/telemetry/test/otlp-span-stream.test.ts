@@ -14,8 +14,8 @@ import { ProtoWriter } from '../src/otlp-proto-writer.ts';
 import { OtlpSpanStreamProcessor } from '../src/otlp-span-stream.ts';
 import { encodeResource, encodeScope, writeRequest, writeSpan } from '../src/otlp-trace-encoding.ts';
 
-// The SDK's generated protobufjs types: an independent decoder of what both encoders write.
-const root = createRequire(import.meta.url)('@opentelemetry/otlp-transformer/build/src/generated/root.js') as {
+// The generated protobufjs types of the SDK's 0.203 transformer: an independent decoder of what both encoders write.
+const root = createRequire(import.meta.url)('otlp-proto-reference/build/src/generated/root.js') as {
   opentelemetry: {
     proto: {
       collector: {
