@@ -40,7 +40,9 @@ export function diagLoggerFor(logger: Logger, options: DiagReportOptions = {}): 
   const now = options.now ?? Date.now;
   const kinds = new Map<string, Kind>();
 
-  function write(level: 'warn' | 'error', message: string, args: unknown[]): void {
+  function write(level: 'warn' | 'error', text: string, args: unknown[]): void {
+    const flattened = flattenedError(text);
+    const message = flattened?.message ?? text;
     const key = `${level} ${message.slice(0, KEY_LENGTH)}`;
     const at = now();
     const kind = kinds.get(key);
@@ -52,7 +54,7 @@ export function diagLoggerFor(logger: Logger, options: DiagReportOptions = {}): 
     kinds.delete(key);
     if (kinds.size >= MAX_KINDS) kinds.delete(kinds.keys().next().value as string);
     kinds.set(key, { lastWrittenAt: at, repeated: 0 });
-    const error = args.find((a) => a instanceof Error);
+    const error = flattened ?? args.find((a) => a instanceof Error);
     const details = args.filter((a) => a !== error).map(describe);
     // Outside any span: an export runs in the context of whatever span ended last, which it is not part of.
     context.with(ROOT_CONTEXT, () =>
@@ -75,6 +77,27 @@ export function diagLoggerFor(logger: Logger, options: DiagReportOptions = {}): 
     debug: () => undefined,
     verbose: () => undefined,
   };
+}
+
+/**
+ * An exception as the SDK's global error handler writes it (`loggingErrorHandler`: its properties as one JSON
+ * string, the stack first), as an error again, so that the log line says its message rather than a JSON dump.
+ */
+function flattenedError(text: string): Error | undefined {
+  if (!text.startsWith('{"')) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const { message, name, stack } = parsed as Record<string, unknown>;
+  if (typeof message !== 'string') return undefined;
+  const error = new Error(message);
+  error.name = typeof name === 'string' ? name : 'Error';
+  if (typeof stack === 'string') error.stack = stack;
+  return error;
 }
 
 function describe(value: unknown): unknown {

@@ -6,6 +6,7 @@ import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import { instrumentsProducer } from './instruments.ts';
 import { requireOnce } from './require-once.ts';
+import { flushBeforeStop } from './stop-flush.ts';
 import { buildResource } from './resource.ts';
 import type { ResourceOptions } from './resource.ts';
 
@@ -141,7 +142,9 @@ export function initMetrics(options: MetricsOptions): Metrics {
       if (stopped) return;
       stopped = true;
       for (const { gauge, callback } of added) gauge.removeCallback(callback);
-      if (--shared.users === 0) await shared.otlp?.forceFlush().catch(() => undefined);
+      if (--shared.users === 0 && shared.otlp !== undefined) {
+        await flushBeforeStop('OTLP metric export', shared.otlp.forceFlush());
+      }
     },
   };
 }

@@ -21,6 +21,7 @@ import type {
 } from '@opentelemetry/sdk-trace-node';
 import { OtlpSpanStreamProcessor } from './otlp-span-stream.ts';
 import { requireOnce } from './require-once.ts';
+import { flushBeforeStop } from './stop-flush.ts';
 import { buildResource } from './resource.ts';
 import type { ResourceOptions } from './resource.ts';
 
@@ -352,5 +353,5 @@ async function releaseOtlp(fanOut: FanOutProcessor, key: string): Promise<void> 
   if (shared === undefined || --shared.users > 0) return;
   otlpExporters.delete(key);
   fanOut.delete(shared.processor);
-  await shared.processor.shutdown();
+  await flushBeforeStop('OTLP trace export', shared.processor.shutdown());
 }

@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import { diag } from '@opentelemetry/api';
+import { DiagLogLevel, diag } from '@opentelemetry/api';
+import { loggingErrorHandler } from '@opentelemetry/core';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { diagLoggerFor, reportTelemetryProblems, stopReportingTelemetryProblems } from '../src/diag-logger.ts';
 import { createMemoryLogger } from '../src/logger.ts';
@@ -59,6 +60,43 @@ describe('the diag logger', () => {
         msg: 'metric export timed out',
         details: [{ message: 'Request timed out', code: 'ETIMEDOUT' }, 7],
       }),
+    ]);
+  });
+});
+
+describe("an exception through the SDK's global error handler", () => {
+  it('is logged by its message, with its stack, not as the JSON string the handler makes of it', () => {
+    const memory = createMemoryLogger('svc');
+    const report = diagLoggerFor(memory.logger);
+    const previous = diag.setLogger(report, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
+    expect(previous).toBe(true);
+    try {
+      const failure = new Error('PeriodicExportingMetricReader: metrics export failed (connect ECONNREFUSED)');
+      loggingErrorHandler()(failure);
+    } finally {
+      diag.disable();
+    }
+    expect(memory.lines()).toEqual([
+      expect.objectContaining({
+        level: 50,
+        component: 'opentelemetry',
+        msg: 'PeriodicExportingMetricReader: metrics export failed (connect ECONNREFUSED)',
+        err: expect.objectContaining({
+          message: 'PeriodicExportingMetricReader: metrics export failed (connect ECONNREFUSED)',
+          stack: expect.stringContaining('diag-logger.test.ts'),
+        }),
+      }),
+    ]);
+  });
+
+  it('keeps a message that only looks like JSON as it is', () => {
+    const memory = createMemoryLogger('svc');
+    const report = diagLoggerFor(memory.logger);
+    report.error('{"not json');
+    report.error('{"stack":"no message here"}');
+    expect(memory.lines().map((l) => [l['msg'], l['err']])).toEqual([
+      ['{"not json', undefined],
+      ['{"stack":"no message here"}', undefined],
     ]);
   });
 });
