@@ -104,6 +104,25 @@ export async function storedEventIdAt(bus: Bus, seq: number): Promise<string | n
   return message.header?.get(MESSAGE_ID_HEADER) || undefined;
 }
 
+/**
+ * The sequence of the first EVENTS message at or after `fromSeq` matching
+ * `filterSubject`, as the stream's leader holds it (`STREAM.MSG.GET` with
+ * `next_by_subj`); `undefined` when there is none. A read's consumer may sit
+ * on a replica still catching up after a restart (nats-server before 2.12
+ * places an ephemeral consumer on any peer of the stream, nats-server#7165)
+ * and count nothing where the leader holds more: this tells the two apart.
+ */
+export async function nextStoredEventSeq(
+  bus: Bus,
+  filterSubject: string,
+  fromSeq: number,
+): Promise<number | undefined> {
+  const query = { seq: Math.max(1, fromSeq), next_by_subj: filterSubject };
+  // `next_by_subj` is part of the server's request (2.9+), not of the client's type for this call.
+  const message = await bus.jsm.streams.getMessage(EVENTS_STREAM, query as unknown as { seq: number });
+  return message === null ? undefined : message.seq;
+}
+
 /** Options of {@link readEvents}. */
 export interface ReadEventsOptions {
   /** A subject filter (`eventFilterSubject`); @default every event (`ars.ev.>`). */

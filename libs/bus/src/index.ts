@@ -76,6 +76,7 @@ export {
   ALL_EVENTS_FILTER,
   READ_STALL_MS,
   eventStreamBounds,
+  nextStoredEventSeq,
   readEvents,
   storedEventIdAt,
   tailEvents,

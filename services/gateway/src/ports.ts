@@ -239,6 +239,12 @@ export interface EventLog {
     readonly startTime?: Date;
     readonly batch?: number;
   }): Promise<EventLogRead>;
+  /**
+   * The first sequence at or after `fromSequence` whose message matches the
+   * filter, as the stream's leader holds it; `undefined` when none. A read's
+   * consumer may sit on a replica still catching up: this confirms its end.
+   */
+  nextStored(options: { readonly filterSubject: string; readonly fromSequence: number }): Promise<number | undefined>;
   /** Follows every message from `startSequence` on, without gap or duplicate. */
   tail(options: { readonly startSequence: number }): Promise<EventLogTail>;
 }

@@ -7,6 +7,7 @@ import {
   createRpcClient,
   ensureInfrastructure,
   eventStreamBounds,
+  nextStoredEventSeq,
   openKv,
   readEvents,
   serveService,
@@ -153,6 +154,7 @@ function busEventLog(bus: Bus): EventLog {
   return {
     bounds: () => eventStreamBounds(bus),
     read: (options) => readEvents(bus, options),
+    nextStored: (options) => nextStoredEventSeq(bus, options.filterSubject, options.fromSequence),
     tail: (options) => tailEvents(bus, options),
   };
 }

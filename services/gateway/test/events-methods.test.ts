@@ -118,6 +118,47 @@ describe('events.list: a read whose pending count falls short', () => {
   });
 });
 
+describe('events.list: reads served by a replica still catching up (a NATS node just restarted)', () => {
+  it('reads again until the reads deliver what the leader holds, so the page misses nothing', async () => {
+    for (let i = 0; i < 6; i++) h.log.append(ev());
+    h.log.replicaLastSeq = 3;
+    // The replica catches up while the call waits.
+    setTimeout(() => (h.log.replicaLastSeq = undefined), 250);
+    const answer = await call('events.list', {});
+    expect(answer.status).toBe(200);
+    expect(sequences(answer.body)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(answer.body.next_cursor).toBeUndefined();
+  });
+
+  it('gives a next_cursor for a full page whose reads counted nothing after it but the leader holds more', async () => {
+    for (let i = 0; i < 6; i++) h.log.append(ev());
+    h.log.replicaLastSeq = 2;
+    const first = await call('events.list', { limit: 2 });
+    expect(sequences(first.body)).toEqual([1, 2]);
+    expect(first.body.next_cursor).toBeDefined();
+    h.log.replicaLastSeq = undefined;
+    expect(sequences((await call('events.list', { cursor: first.body.next_cursor })).body)).toEqual([3, 4, 5, 6]);
+  });
+
+  it('answers 503 unavailable, retryable, rather than a short list while the replica stays behind', async () => {
+    for (let i = 0; i < 4; i++) h.log.append(ev());
+    h.log.replicaLastSeq = 2;
+    const answer = await call('events.list', {});
+    expect(answer.status).toBe(503);
+    expect(answer.body).toMatchObject({ code: 'unavailable' });
+    h.log.replicaLastSeq = undefined;
+    expect(sequences((await call('events.list', {})).body)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('ends at the end of the stream without waiting when the leader holds nothing more', async () => {
+    for (let i = 0; i < 3; i++) h.log.append(ev());
+    h.log.append(ev({ session: 's2' }));
+    const answer = await call('events.list', { filter: { session: 's1' } });
+    expect(sequences(answer.body)).toEqual([1, 2, 3]);
+    expect(answer.body.next_cursor).toBeUndefined();
+  });
+});
+
 describe('events.list: a read that fails (nats-server restarting)', () => {
   it('answers 503 unavailable, retryable, in the error envelope', async () => {
     await h.close();

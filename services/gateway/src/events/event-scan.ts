@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises';
 import { ServiceError } from '@ars/contracts';
 import type { EventLog, EventRecord } from '../ports.ts';
 
@@ -44,7 +45,12 @@ export interface ScanOptions {
  * 0, and that running count can fall short while the stream is appended to:
  * the end is confirmed by a fresh read after the last record, whose count at
  * creation comes from the stored messages, and the scan goes on when it
- * finds more.
+ * finds more. A read's consumer may also sit on a replica still catching up
+ * after a restart, which sees the stream short: an end is confirmed with the
+ * stream's leader (`nextStored`), and while the leader holds matching records
+ * the reads do not deliver, the scan reads again every
+ * {@link LAGGING_REPLICA_RETRY_MS}, then answers `unavailable` (retryable)
+ * after {@link LAGGING_REPLICA_RETRIES} tries rather than a short list.
  */
 export async function scanForward(
   log: EventLog,
@@ -52,13 +58,16 @@ export async function scanForward(
   visit: (record: EventRecord) => boolean,
 ): Promise<ScanOutcome> {
   const batch = Math.max(1, Math.min(options.budget, 1024));
-  // A count of 0 is confirmed the same way as the end of a read.
+  const leaderHolds = async (fromSequence: number): Promise<boolean> =>
+    (await log.nextStored({ filterSubject: options.filterSubject, fromSequence })) !== undefined;
+  // A count of 0 is confirmed the same way as the end of a read, then with the leader.
   const more = async (record: EventRecord): Promise<boolean> => {
     if (record.pending > 0) return true;
     const after = await log.read({ filterSubject: options.filterSubject, startSequence: record.seq + 1, batch: 1 });
     await after.close();
-    return after.pendingAtStart > 0;
+    return after.pendingAtStart > 0 || leaderHolds(record.seq + 1);
   };
+  let lagging = 0;
   let position: { startSequence?: number; startTime?: Date } = {
     ...(options.startSequence === undefined ? {} : { startSequence: options.startSequence }),
     ...(options.startTime === undefined ? {} : { startTime: options.startTime }),
@@ -82,10 +91,24 @@ export async function scanForward(
     } finally {
       await reader.close();
     }
-    if (count === before || last === undefined) return { end: 'end', count, last, more: false };
-    position = { startSequence: last.seq + 1 };
+    if (count > before) lagging = 0;
+    else {
+      // Nothing more delivered. From a known sequence, the leader says whether that is the end.
+      const from = last === undefined ? position.startSequence : last.seq + 1;
+      if (from === undefined || !(await leaderHolds(from))) return { end: 'end', count, last, more: false };
+      if (++lagging > LAGGING_REPLICA_RETRIES) {
+        throw new ServiceError('unavailable', 'the event stream is catching up after a restart of a NATS node; retry');
+      }
+      await setTimeout(LAGGING_REPLICA_RETRY_MS);
+    }
+    if (last !== undefined) position = { startSequence: last.seq + 1 };
   }
 }
+
+/** How often a scan reads again while the stream's leader holds records its reads do not deliver. */
+export const LAGGING_REPLICA_RETRY_MS = 100;
+/** How many times it does before answering `unavailable`: a replica catches up within about a second. */
+export const LAGGING_REPLICA_RETRIES = 20;
 
 interface CursorBody {
   readonly m: string;

@@ -50,6 +50,11 @@ export class MemoryEventLog implements EventLog {
   openReads = 0;
   /** Reads ever opened. */
   readsOpened = 0;
+  /**
+   * When set, reads see the stream only up to this sequence, as a consumer on
+   * a replica still catching up does; `nextStored` (the leader) sees it all.
+   */
+  replicaLastSeq: number | undefined;
 
   append(event: AppendEvent): number {
     const seq = ++this.#lastSeq;
@@ -94,12 +99,22 @@ export class MemoryEventLog implements EventLog {
     return { firstSeq: this.#messages[0]?.seq ?? this.#lastSeq + 1, lastSeq: this.#lastSeq };
   }
 
+  /** What a read sees of the stream. */
+  #visible(m: Stored): boolean {
+    return this.replicaLastSeq === undefined || m.seq <= this.replicaLastSeq;
+  }
+
   #pendingAfter(filter: string, seq: number): number {
-    return this.#messages.filter((m) => m.seq > seq && subjectMatches(filter, m.subject)).length;
+    return this.#messages.filter((m) => m.seq > seq && this.#visible(m) && subjectMatches(filter, m.subject)).length;
   }
 
   #next(filter: string, after: number): Stored | undefined {
-    return this.#messages.find((m) => m.seq > after && subjectMatches(filter, m.subject));
+    return this.#messages.find((m) => m.seq > after && this.#visible(m) && subjectMatches(filter, m.subject));
+  }
+
+  async nextStored(options: { filterSubject: string; fromSequence: number }): Promise<number | undefined> {
+    return this.#messages.find((m) => m.seq >= options.fromSequence && subjectMatches(options.filterSubject, m.subject))
+      ?.seq;
   }
 
   #wait(): Promise<void> {
