@@ -7,6 +7,7 @@ import {
   createEventPublisher,
   ensureInfrastructure,
   eventFilterSubject,
+  nextStoredEventSeq,
   readEvents,
   startNatsServer,
   tailEvents,
@@ -20,7 +21,8 @@ import { tempDir } from './helpers.ts';
 // (nats-server#3838): a read or the tail under way then gets nothing more of
 // what it was reading (the range read stalled for READ_STALL_MS and answered
 // 503: issue 32, item 5), or skips it. The reader notices and reads again
-// after the last record it delivered.
+// after the last record it delivered. The end of a read is confirmed with
+// the stream's leader (nextStoredEventSeq, a purge making no difference to it).
 
 const log = createLogger({ name: 'event-reader-purge', level: 'silent' });
 
@@ -103,4 +105,21 @@ describe('event reads across a purge of another session', () => {
     const kept = new Set([...first, ...rest]);
     expect(seen.map((record) => record.seq).filter((seq) => kept.has(seq))).toEqual([...first, ...rest]);
   }, 20_000);
+
+  it("finds with the leader a session's next message past other sessions' and purged ones, and none after its last", async () => {
+    const tenant = `t-${randomUUID().slice(0, 8)}`;
+    const [a1] = await publish(tenant, 'a', 1);
+    const [b1] = await publish(tenant, 'b', 1);
+    const [a2] = await publish(tenant, 'a', 1);
+    const [erased] = await publish(tenant, 'erased', 1);
+    await purge(tenant, 'erased');
+    const [b2] = await publish(tenant, 'b', 1);
+    const session = eventFilterSubject({ tenant, user: 'alice', session: 'a' });
+    expect(await nextStoredEventSeq(bus, session, a1!)).toBe(a1);
+    expect(await nextStoredEventSeq(bus, session, b1!)).toBe(a2);
+    expect(await nextStoredEventSeq(bus, session, a2! + 1)).toBeUndefined();
+    // The whole tenant (a wider wildcard) skips the purged message; a tenant with nothing stored has none.
+    expect(await nextStoredEventSeq(bus, eventFilterSubject({ tenant }), erased!)).toBe(b2);
+    expect(await nextStoredEventSeq(bus, eventFilterSubject({ tenant: `none-${tenant}` }), 1)).toBeUndefined();
+  });
 });
