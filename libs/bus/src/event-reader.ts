@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { nanos } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, ReplayPolicy } from '@nats-io/jetstream';
 import type { ConsumerConfig, ConsumerInfo, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
@@ -104,24 +105,42 @@ export async function storedEventIdAt(bus: Bus, seq: number): Promise<string | n
   return message.header?.get(MESSAGE_ID_HEADER) || undefined;
 }
 
+/** Where the stream's leader holds a message (see {@link nextStoredEvent}). */
+export interface StoredPosition {
+  readonly seq: number;
+  /** When the stream stored it, in epoch milliseconds. */
+  readonly storedAtMs: number;
+}
+
 /**
- * The sequence of the first EVENTS message at or after `fromSeq` matching
- * `filterSubject`, as the stream's leader holds it (`STREAM.MSG.GET` with
- * `next_by_subj`); `undefined` when there is none. A read's consumer may sit
- * on a replica still catching up after a restart (nats-server before 2.12
- * places an ephemeral consumer on any peer of the stream, nats-server#7165)
- * and count nothing where the leader holds more: this tells the two apart.
+ * The first EVENTS message at or after `fromSeq` matching `filterSubject`,
+ * as the stream's leader holds it (`STREAM.MSG.GET` with `next_by_subj`);
+ * `undefined` when there is none. A read's consumer may sit on a replica
+ * still catching up after a restart (nats-server before 2.12 places an
+ * ephemeral consumer on any peer of the stream, nats-server#7165) and count
+ * nothing where the leader holds more: this tells the two apart.
  */
-export async function nextStoredEventSeq(
+export async function nextStoredEvent(
   bus: Bus,
   filterSubject: string,
   fromSeq: number,
-): Promise<number | undefined> {
+): Promise<StoredPosition | undefined> {
   const query = { seq: Math.max(1, fromSeq), next_by_subj: filterSubject };
   // `next_by_subj` is part of the server's request (2.9+), not of the client's type for this call.
   const message = await bus.jsm.streams.getMessage(EVENTS_STREAM, query as unknown as { seq: number });
-  return message === null ? undefined : message.seq;
+  return message === null ? undefined : { seq: message.seq, storedAtMs: message.time.getTime() };
 }
+
+/** How often a read asks again while the stream's leader holds records its reads do not deliver. */
+export const LAGGING_REPLICA_RETRY_MS = 100;
+/** How many times it does before failing `unavailable`: a replica catches up within about a second. */
+export const LAGGING_REPLICA_RETRIES = 20;
+/**
+ * How far the servers' clocks may disagree: a record the leader stored up to
+ * this long after the read's consumer was created is read; later ones were
+ * stored after the read began and are not part of it.
+ */
+const CLOCK_SKEW_MARGIN_MS = 1_000;
 
 /** Options of {@link readEvents}. */
 export interface ReadEventsOptions {
@@ -135,6 +154,13 @@ export interface ReadEventsOptions {
   readonly batch?: number;
   /** How long the read waits for its next message before it throws `unavailable`, in ms. @default {@link READ_STALL_MS} */
   readonly stallMs?: number;
+  /**
+   * Whether the read's end is confirmed with the stream's leader (see
+   * {@link readEvents}); off for a caller that confirms it itself. @default true
+   */
+  readonly confirmEnd?: boolean;
+  /** Where the leader holds the next matching record; for tests. @default {@link nextStoredEvent} */
+  readonly leader?: (filterSubject: string, fromSeq: number) => Promise<StoredPosition | undefined>;
 }
 
 /**
@@ -148,7 +174,10 @@ export interface ReadEventsOptions {
  * rather than waiting for ever or ending as if it had read everything.
  */
 export interface EventRangeReader extends AsyncIterable<EventRecord> {
-  /** Matching messages from the start when the read began; 0 means the iteration yields nothing. */
+  /**
+   * Matching messages from the start as the read's consumer counted them when the read began. 0 means the
+   * iteration yields nothing, unless the consumer sat on a replica still catching up (see `confirmEnd`).
+   */
   readonly pendingAtStart: number;
   close(): Promise<void>;
 }
@@ -202,6 +231,17 @@ function countFell(previousPending: number | undefined, record: EventRecord): bo
  * messages, and goes on; a record the cut consumer delivered out of order
  * is not handed out. Reads cut short again and again without delivering
  * anything for `stallMs` fail `unavailable`, as a stalled read does.
+ *
+ * The end a consumer counts is confirmed with the stream's leader
+ * (`confirmEnd`): a consumer placed on a replica still catching up after a
+ * restart counts nothing where the leader holds more. While the leader holds
+ * a matching record after the last one delivered, stored before the read
+ * began, the read opens a fresh consumer there every
+ * {@link LAGGING_REPLICA_RETRY_MS}, and fails `unavailable` after
+ * {@link LAGGING_REPLICA_RETRIES} tries that deliver nothing, rather than end
+ * short. Records stored after the read began do not extend it. The end of a
+ * read that starts at a time and delivered nothing is not confirmed (it has
+ * no sequence to ask from).
  */
 export async function readEvents(bus: Bus, options: ReadEventsOptions = {}): Promise<EventRangeReader> {
   // Asked while the connection is down, creating the consumer would wait out its request timeout for nothing.
@@ -294,15 +334,51 @@ export async function readEvents(bus: Bus, options: ReadEventsOptions = {}): Pro
     );
   }
 
+  const filterSubject = options.filterSubject ?? ALL_EVENTS_FILTER;
+  const leader = options.leader ?? ((filter: string, from: number) => nextStoredEvent(bus, filter, from));
+  // The server's clock when the read began: records the leader stored later are not part of the read.
+  const beganAtMs = Date.parse(first.created);
+
+  /** Whether the leader holds a record of the read past the last one delivered. */
+  async function leaderHoldsMore(): Promise<boolean> {
+    if (options.confirmEnd === false) return false;
+    const from =
+      progress.last !== undefined
+        ? progress.last + 1
+        : (options.startSequence ?? (options.startTime === undefined ? 1 : undefined));
+    if (from === undefined) return false;
+    let next: StoredPosition | undefined;
+    try {
+      next = await leader(filterSubject, from);
+    } catch (error) {
+      throw new ServiceError('unavailable', 'the event stream read could not confirm its end with the leader', {
+        cause: error,
+      });
+    }
+    return next !== undefined && !(next.storedAtMs > beganAtMs + CLOCK_SKEW_MARGIN_MS);
+  }
+
   async function* iterate(): AsyncGenerator<EventRecord, void, undefined> {
     let info: ConsumerInfo = first;
     let progressedAt = Date.now();
+    let lagging = 0;
     for (;;) {
-      if (info.num_pending === 0 || closed !== undefined) return;
+      if (closed !== undefined) return;
       const before = progress.last;
-      if ((yield* segment(info)) === 'end' || closed !== undefined) return;
-      if (progress.last !== before) progressedAt = Date.now();
-      else if (Date.now() - progressedAt >= stallMs) {
+      const end: SegmentEnd = info.num_pending === 0 ? 'end' : yield* segment(info);
+      if (closed !== undefined) return;
+      if (progress.last !== before) {
+        progressedAt = Date.now();
+        lagging = 0;
+      }
+      if (end === 'end') {
+        if (!(await leaderHoldsMore())) return;
+        if (++lagging > LAGGING_REPLICA_RETRIES) {
+          throw new ServiceError('unavailable', 'the event stream is catching up after a restart of a NATS node');
+        }
+        await sleep(LAGGING_REPLICA_RETRY_MS);
+        if (closed !== undefined) return;
+      } else if (progress.last === before && Date.now() - progressedAt >= stallMs) {
         throw new ServiceError('unavailable', `the event stream read was cut short by purges for ${stallMs} ms`);
       }
       const cutName = info.name;

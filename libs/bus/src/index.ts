@@ -74,9 +74,11 @@ export { decodeEventMessage, decodeStoredEvent, encodeStoredEvent, traceIdOf } f
 export type { StoredEvent } from './event-codec.ts';
 export {
   ALL_EVENTS_FILTER,
+  LAGGING_REPLICA_RETRIES,
+  LAGGING_REPLICA_RETRY_MS,
   READ_STALL_MS,
   eventStreamBounds,
-  nextStoredEventSeq,
+  nextStoredEvent,
   readEvents,
   storedEventIdAt,
   tailEvents,
@@ -88,6 +90,7 @@ export type {
   EventRecord,
   EventStreamBounds,
   EventTail,
+  StoredPosition,
   ReadEventsOptions,
   TailEventsOptions,
 } from './event-reader.ts';

@@ -7,7 +7,7 @@ import {
   createRpcClient,
   ensureInfrastructure,
   eventStreamBounds,
-  nextStoredEventSeq,
+  nextStoredEvent,
   openKv,
   readEvents,
   serveService,
@@ -153,8 +153,9 @@ function observeGateway(metrics: Metrics, state: BusState, hub: { readonly size:
 function busEventLog(bus: Bus): EventLog {
   return {
     bounds: () => eventStreamBounds(bus),
-    read: (options) => readEvents(bus, options),
-    nextStored: (options) => nextStoredEventSeq(bus, options.filterSubject, options.fromSequence),
+    // The scans confirm their ends with the leader themselves (`scanForward`), paging included.
+    read: (options) => readEvents(bus, { ...options, confirmEnd: false }),
+    nextStored: async (options) => (await nextStoredEvent(bus, options.filterSubject, options.fromSequence))?.seq,
     tail: (options) => tailEvents(bus, options),
   };
 }

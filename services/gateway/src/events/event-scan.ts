@@ -1,4 +1,5 @@
 import { setTimeout } from 'node:timers/promises';
+import { LAGGING_REPLICA_RETRIES, LAGGING_REPLICA_RETRY_MS } from '@ars/bus';
 import { ServiceError } from '@ars/contracts';
 import type { EventLog, EventRecord } from '../ports.ts';
 
@@ -104,11 +105,6 @@ export async function scanForward(
     if (last !== undefined) position = { startSequence: last.seq + 1 };
   }
 }
-
-/** How often a scan reads again while the stream's leader holds records its reads do not deliver. */
-export const LAGGING_REPLICA_RETRY_MS = 100;
-/** How many times it does before answering `unavailable`: a replica catches up within about a second. */
-export const LAGGING_REPLICA_RETRIES = 20;
 
 interface CursorBody {
   readonly m: string;
