@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { context, isSpanContextValid, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
 import type { Attributes, Context, Link, Span, SpanKind, Tracer } from '@opentelemetry/api';
+import { randomHex } from './random-hex.ts';
 import { carrierSampled, SERVICE_SPAN_ATTRIBUTE, tracingActive } from './setup.ts';
 
 /** Options of {@link withSpan}. */
@@ -105,7 +105,7 @@ function sdkOptions(options: SpanOptions): { kind?: SpanKind; attributes?: Attri
 function spanToCarry(base: Context): Span {
   const existing = trace.getSpan(base);
   if (existing !== undefined && isSpanContextValid(existing.spanContext())) return existing;
-  const ids = randomBytes(24).toString('hex');
+  const ids = randomHex(24);
   return trace.wrapSpanContext({
     traceId: ids.slice(0, 32),
     spanId: ids.slice(32),

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Bus, EventPublisher } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
 import type { PauseRecord } from '../domain/pause.ts';
@@ -157,7 +157,8 @@ export function createRunState(task: TaskRecord, deps: RunDeps, signals: RunSign
   });
   return {
     taskId: task.task_id,
-    claim: randomBytes(4).toString('hex'),
+    // 32 random bits, from Node's buffered UUIDs (a `randomBytes` call asks the system each time).
+    claim: randomUUID().slice(0, 8),
     deps,
     log,
     signals,
