@@ -1,5 +1,5 @@
-import { connect } from '@nats-io/transport-node';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { connect, deferred } from '@nats-io/transport-node';
+import type { Deferred, NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Logger } from '@ars/telemetry';
@@ -119,6 +119,10 @@ interface ProtocolInternals {
   readonly pendingLimit: number;
   flushPending(): void;
   sendCommand(cmd: string | Uint8Array, ...payloads: Uint8Array[]): void;
+  /** Sends a PING and writes at once; resolves on its PONG (`nc.flush()`, a subscription's `drain()`). */
+  flush(pong?: Deferred<void>): Promise<void>;
+  /** What waits for a PONG, in the order of the PINGs. */
+  readonly pongs: Deferred<void>[];
 }
 
 function isProtocolInternals(value: unknown): value is ProtocolInternals {
@@ -126,6 +130,8 @@ function isProtocolInternals(value: unknown): value is ProtocolInternals {
   return (
     typeof p?.sendCommand === 'function' &&
     typeof p.flushPending === 'function' &&
+    typeof p.flush === 'function' &&
+    Array.isArray(p.pongs) &&
     typeof p.pendingLimit === 'number' &&
     typeof p.outbound?.fill === 'function' &&
     typeof p.outbound.size === 'function'
@@ -159,8 +165,11 @@ export function flushNow(nc: NatsConnection): void {
  * (a quiet process reaches the end of its turn within microseconds). A busy
  * one may not for milliseconds, so what an HTTP caller waits on is written
  * at once instead (`flushNow`: the gateway's requests, the replies of public
- * methods). It patches the one connection's protocol handler, and only when
- * its shape is the one known (else nats-core's own flushing stays).
+ * methods). The PING of `nc.flush()` and of a subscription's `drain()` (a
+ * run's control inbox closing) leaves with the turn's write too: nats-core
+ * wrote it at once, a socket write of its own for every run. It patches the
+ * one connection's protocol handler, and only when its shape is the one
+ * known (else nats-core's own flushing stays).
  */
 function coalesceFlushes(nc: NatsConnection): void {
   const protocol = (nc as unknown as { protocol?: unknown }).protocol;
@@ -170,12 +179,24 @@ function coalesceFlushes(nc: NatsConnection): void {
     scheduled = false;
     protocol.flushPending();
   };
-  protocol.sendCommand = (cmd, ...payloads) => {
-    protocol.outbound.fill(typeof cmd === 'string' ? utf8(cmd) : cmd, ...payloads);
+  const atEndOfTurn = (): void => {
     if (protocol.outbound.size() >= protocol.pendingLimit) protocol.flushPending();
     else if (!scheduled) {
       scheduled = true;
       setImmediate(endOfTurn);
     }
   };
+  protocol.sendCommand = (cmd, ...payloads) => {
+    protocol.outbound.fill(typeof cmd === 'string' ? utf8(cmd) : cmd, ...payloads);
+    atEndOfTurn();
+  };
+  // nats-core's flush, written at the end of the turn: its PONG answers the PINGs in order.
+  protocol.flush = (pong = deferred<void>()) => {
+    protocol.pongs.push(pong);
+    protocol.outbound.fill(PING);
+    atEndOfTurn();
+    return pong;
+  };
 }
+
+const PING = utf8('PING\r\n');

@@ -72,6 +72,36 @@ describe('connectBus', () => {
     expect(received).toEqual(['flushnow.a', 'flushnow.b', 'flushnow.c']);
   });
 
+  it("sends a flush's PING (a subscription's drain) with the turn's write, and resolves on its PONG", async () => {
+    const { received, done } = await receive('flushping.>', 2);
+    const writes = countWrites(bus);
+    bus.nc.publish('flushping.a');
+    const flushed = bus.nc.flush();
+    bus.nc.publish('flushping.b');
+    expect(writes.count()).toBe(0); // the PING waits for the end of the turn with the rest
+    await flushed;
+    expect(writes.count()).toBe(1);
+    await done;
+    expect(received).toEqual(['flushping.a', 'flushping.b']);
+
+    // A drain delivers what was published to the subscription before it, then ends it.
+    const drained: string[] = [];
+    const sub = bus.nc.subscribe('flushping.drain', {
+      callback: (_error, msg) => {
+        drained.push(msg.string());
+      },
+    });
+    await bus.nc.flush();
+    const before = writes.count();
+    for (let i = 0; i < 3; i++) bus.nc.publish('flushping.drain', `m${i}`);
+    const drain = sub.drain();
+    expect(writes.count()).toBe(before);
+    await drain;
+    expect(writes.count()).toBe(before + 1);
+    expect(drained).toEqual(['m0', 'm1', 'm2']);
+    expect(sub.isClosed()).toBe(true);
+  });
+
   it('still answers requests across turns', async () => {
     const sub = bus.nc.subscribe('coalesce.echo', {
       callback: (_error, msg) => {
