@@ -129,8 +129,12 @@ describe('event reads across a purge of another session, and their ends confirme
     // The stored time is the leader's, as the read's own records carry it.
     const stored = await nextStoredEvent(bus, session, a1!);
     const reader = await readEvents(bus, { filterSubject: session, startSequence: a1! });
-    for await (const record of reader) {
-      if (record.seq === a1) expect(stored?.storedAtMs).toBe(record.storedAtMs);
+    try {
+      for await (const record of reader) {
+        if (record.seq === a1) expect(stored?.storedAtMs).toBe(record.storedAtMs);
+      }
+    } finally {
+      await reader.close();
     }
   });
 
