@@ -44,6 +44,51 @@ export const GovernanceRecordCostRequest = z.strictObject({
 });
 export type GovernanceRecordCostRequest = z.infer<typeof GovernanceRecordCostRequest>;
 
+/** Cost records one `_governance.record_costs` request carries at most. */
+export const MAX_RECORDED_COSTS = 100;
+
+/**
+ * `_governance.record_costs`: several LLM calls of one run recorded in one
+ * request, each exactly as `_governance.record_cost` would record it (once
+ * per `call_id`). The engine sends what its run's calls cost together when
+ * no admission carried them (calls in a tier that constrains nothing are
+ * admitted without asking, see {@link GOVERNANCE_ADMISSION_POSTURE}).
+ */
+export const GovernanceRecordCostsRequest = z.strictObject({
+  identity: GovernanceRunIdentity,
+  records: z
+    .array(GovernanceRecordCostRequest.omit({ identity: true }))
+    .min(1)
+    .max(MAX_RECORDED_COSTS),
+});
+export type GovernanceRecordCostsRequest = z.infer<typeof GovernanceRecordCostsRequest>;
+
+/** How many records were added, and how many were not (their `call_id` recorded before). */
+export const GovernanceRecordCostsReply = z.object({
+  recorded: z.int().nonnegative(),
+  duplicates: z.int().nonnegative(),
+});
+export type GovernanceRecordCostsReply = z.infer<typeof GovernanceRecordCostsReply>;
+
+/**
+ * `_governance.admission_posture`: which tiers admit every call, for the
+ * run engine to admit such calls itself. A tier is `open` when it lists no
+ * models and has no budget, max-tokens cap or rate limit: its admission can
+ * neither refuse, clip, delay nor publish anything, whatever the call.
+ * `default_tier` is the tier a call naming none (or a tier not listed)
+ * falls under. The engine keeps the answer until a configuration change is
+ * announced (`ars.cfg.changed`: governance announces every posture write).
+ */
+export const GovernanceAdmissionPostureRequest = z.strictObject({});
+export type GovernanceAdmissionPostureRequest = z.infer<typeof GovernanceAdmissionPostureRequest>;
+
+export const GovernanceAdmissionPostureReply = z.object({
+  default_tier: z.string(),
+  tiers: z.array(z.object({ name: z.string(), open: z.boolean() })),
+  updated_at: z.string().optional().describe('of the posture; absent while the built-in posture applies'),
+});
+export type GovernanceAdmissionPostureReply = z.infer<typeof GovernanceAdmissionPostureReply>;
+
 /** One spend window after the call. */
 export const SpendWindowView = z.object({
   period: z.enum(['day', 'month', 'total']),
@@ -271,6 +316,30 @@ export const GOVERNANCE_RECORD_COST = defineInternalEndpoint({
   reply: GovernanceRecordCostReply,
   refusals: {},
   summary: "adds an LLM call's cost to the tenant's spend, once per call_id",
+});
+
+/** `_governance.record_costs`: see {@link GovernanceRecordCostsRequest}. */
+export const GOVERNANCE_RECORD_COSTS = defineInternalEndpoint({
+  name: '_governance.record_costs',
+  service: 'governance',
+  callers: ['run-executor'],
+  gate: 'caller',
+  request: GovernanceRecordCostsRequest,
+  reply: GovernanceRecordCostsReply,
+  refusals: {},
+  summary: "adds several LLM calls' costs of one run to the tenant's spend, once per call_id",
+});
+
+/** `_governance.admission_posture`: see {@link GovernanceAdmissionPostureRequest}. */
+export const GOVERNANCE_ADMISSION_POSTURE = defineInternalEndpoint({
+  name: '_governance.admission_posture',
+  service: 'governance',
+  callers: ['run-executor'],
+  gate: 'caller',
+  request: GovernanceAdmissionPostureRequest,
+  reply: GovernanceAdmissionPostureReply,
+  refusals: {},
+  summary: 'which tiers admit every LLM call (no models list, budget, cap or rate limit)',
 });
 
 /** `_governance.failover`: see {@link GovernanceFailoverRequest}. */

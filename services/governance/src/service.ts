@@ -12,6 +12,8 @@ import { failoverHandler } from './handlers/failover.handler.ts';
 import { governancePostureHandler, llmPostureHandler } from './handlers/posture.handler.ts';
 import { providerKeyHandler } from './handlers/provider-key.handler.ts';
 import { recordCostHandler } from './handlers/record-cost.handler.ts';
+import { recordCostsHandler } from './handlers/record-costs.handler.ts';
+import { admissionPostureHandler } from './handlers/admission-posture.handler.ts';
 import { rotateKeyHandler } from './handlers/rotate-key.handler.ts';
 import { openSecretHandler, sealSecretHandler } from './handlers/sealed-secret.handler.ts';
 import { setPostureHandler } from './handlers/set-posture.handler.ts';
@@ -19,6 +21,7 @@ import { getTenantOverridesHandler, setTenantOverridesHandler } from './handlers
 import { recordTokenRotationHandler } from './handlers/token-rotation.handler.ts';
 import { loadKeyEncryptionKey } from './secrets/key-encryption-key.ts';
 import { TENANT_OVERRIDES_COLLECTION } from './store/overrides.repository.ts';
+import { POSTURE_COLLECTION } from './store/posture.repository.ts';
 import { createRepositories } from './store/repositories.ts';
 import { openRevocationWriter } from './store/revocations.kv.ts';
 
@@ -33,13 +36,14 @@ async function buildGovernance(
   options: GovernanceServiceOptions,
 ): Promise<ServiceImplementation> {
   const { config, logger } = context;
-  // Executors keep resolved configurations, the tenant's overrides among their layers: their writes are announced.
+  // Executors keep resolved configurations (the tenant's overrides among their layers) and which tiers admit every
+  // call (from the posture): writes to either are announced.
   const changes = createConfigChangeAnnouncer(context.bus, 'governance');
   const kek = await loadKeyEncryptionKey(config, logger);
   logger.info({ kekId: kek.id, source: kek.source }, 'key-encryption key loaded');
   const ctx: GovernanceContext = {
     repos: await createRepositories(
-      observeWrites(context.store, [TENANT_OVERRIDES_COLLECTION], () => changes.announce()),
+      observeWrites(context.store, [TENANT_OVERRIDES_COLLECTION, POSTURE_COLLECTION], () => changes.announce()),
     ),
     publisher: context.publisher,
     revocations: await openRevocationWriter(context.bus),
@@ -82,6 +86,8 @@ async function buildGovernance(
     internalHandlers: [
       admitLlmCallHandler(ctx),
       recordCostHandler(ctx),
+      recordCostsHandler(ctx),
+      admissionPostureHandler(ctx),
       failoverHandler(ctx),
       effectiveOverridesHandler(ctx),
       providerKeyHandler(ctx),

@@ -34,6 +34,21 @@ export interface CheckResult {
 /** Nanoseconds per millisecond (`dur` is integer nanoseconds). */
 const NS_PER_MS = 1_000_000;
 
+/**
+ * True when no check below can refuse, clip, delay or report a call of the
+ * tier: no models list, budget, max-tokens cap or rate limit. The engine
+ * admits calls of such a tier without asking (`_governance.admission_posture`),
+ * so a check added here must make its tier not open.
+ */
+export function admitsEveryCall(tier: GovernanceTier): boolean {
+  return (
+    tier.models === undefined &&
+    tier.budget === undefined &&
+    tier.max_tokens === undefined &&
+    tier.rate_limit === undefined
+  );
+}
+
 /** Refuses a model outside the tier's `models` list (absent list: any model). */
 export function checkModel(call: CallContext): CheckResult {
   const allowed = call.tier.models;

@@ -13,6 +13,8 @@ interface PostureDocument extends StoreDocument {
 }
 
 const POSTURE_ID = 'posture';
+/** The collection of the posture document (its writes are announced: executors keep which tiers are open). */
+export const POSTURE_COLLECTION = 'posture';
 
 /** The runtime-wide posture (tiers and default tier). */
 export interface PostureRepository {
@@ -33,7 +35,7 @@ function toPosture(doc: PostureDocument | null): Posture {
 
 /** The store-backed posture repository (collection `posture`). */
 export function createPostureRepository(store: Store): PostureRepository {
-  const collection = store.collection<PostureDocument>('posture', { cacheReads: true });
+  const collection = store.collection<PostureDocument>(POSTURE_COLLECTION, { cacheReads: true });
   return {
     async get() {
       return toPosture(await collection.findOne({ _id: POSTURE_ID }));

@@ -58,11 +58,20 @@ export interface SpendWindow {
   readonly calls: number;
 }
 
-/** One LLM call's cost. */
+/** One LLM call's cost, or the sum of several calls' (`calls` of them). */
 export interface CostAmounts {
   readonly cost_usd: number;
   readonly tokens_in: number;
   readonly tokens_out: number;
+  /** How many calls the amounts sum. @default 1 */
+  readonly calls?: number;
+}
+
+/** One call of {@link SpendRepository.addCalls}. */
+export interface TieredCall {
+  readonly tier: string;
+  readonly amounts: CostAmounts;
+  readonly callId?: string | undefined;
 }
 
 /** Spend per tenant, tier and period window. */
@@ -78,6 +87,15 @@ export interface SpendRepository {
     nowMs: number,
     callId?: string,
   ): Promise<{ readonly windows: SpendWindow[]; readonly duplicate: boolean }>;
+  /**
+   * Adds several calls of the tenant: each `callId` recorded before is left
+   * out, and the others are added with one write per tier.
+   */
+  addCalls(
+    tenant: string,
+    calls: readonly TieredCall[],
+    nowMs: number,
+  ): Promise<{ readonly recorded: number; readonly duplicates: number }>;
   /** The current window of `period` (zeros when nothing was spent in it). */
   current(tenant: string, tier: string, period: BudgetPeriod, nowMs: number): Promise<SpendWindow>;
   /** The current window of every period for every tier the tenant spent in. */
@@ -145,19 +163,19 @@ function withCall(
       spent_usd: base.spent_usd + amounts.cost_usd,
       tokens_in: base.tokens_in + amounts.tokens_in,
       tokens_out: base.tokens_out + amounts.tokens_out,
-      calls: base.calls + 1,
+      calls: base.calls + (amounts.calls ?? 1),
     };
   }
   return next;
 }
 
-/** The `$inc` of one call on the window of `period`. */
+/** The `$inc` of one call (or of the calls the amounts sum) on the window of `period`. */
 function increments(period: BudgetPeriod, amounts: CostAmounts): Record<string, number> {
   return {
     [`windows.${period}.spent_usd`]: amounts.cost_usd,
     [`windows.${period}.tokens_in`]: amounts.tokens_in,
     [`windows.${period}.tokens_out`]: amounts.tokens_out,
-    [`windows.${period}.calls`]: 1,
+    [`windows.${period}.calls`]: amounts.calls ?? 1,
   };
 }
 
@@ -229,14 +247,58 @@ export function createSpendRepository(store: Store): SpendRepository {
     throw new ServiceError('unavailable', 'the spend of this tier is too contended; retry');
   }
 
+  /** Writes the call's receipt; false when it was recorded before. */
+  async function firstReceipt(tenant: string, callId: string, at: string): Promise<boolean> {
+    try {
+      await calls.insertOne({ _id: JSON.stringify([tenant, callId]), tenant, recorded_at: at });
+      return true;
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+      return false;
+    }
+  }
+
+  /** Adds the amounts to every current window: one increment of all three (all calls but a period's first). */
+  async function addToWindows(tenant: string, tier: string, amounts: CostAmounts, nowMs: number, at: string) {
+    const starts = startsAt(nowMs);
+    const filter: Record<string, unknown> = { _id: idOf(tenant, tier) };
+    const inc: Record<string, number> = {};
+    for (const period of BUDGET_PERIODS) {
+      filter[`windows.${period}.start`] = starts[period];
+      Object.assign(inc, increments(period, amounts));
+    }
+    const doc = await spend.findOneAndUpdate(
+      filter as Filter<SpendWindowsDocument>,
+      { $inc: inc, $set: { updated_at: at } } as Update<SpendWindowsDocument>,
+      { returnDocument: 'after' },
+    );
+    return doc === null ? await addMovingWindows(tenant, tier, amounts, nowMs, at) : doc.windows;
+  }
+
   const repository: SpendRepository = {
+    async addCalls(tenant, tieredCalls, nowMs) {
+      const at = new Date(nowMs).toISOString();
+      const byTier = new Map<string, { cost_usd: number; tokens_in: number; tokens_out: number; calls: number }>();
+      let duplicates = 0;
+      for (const call of tieredCalls) {
+        if (call.callId !== undefined && !(await firstReceipt(tenant, call.callId, at))) {
+          duplicates += 1;
+          continue;
+        }
+        const sum = byTier.get(call.tier) ?? { cost_usd: 0, tokens_in: 0, tokens_out: 0, calls: 0 };
+        sum.cost_usd += call.amounts.cost_usd;
+        sum.tokens_in += call.amounts.tokens_in;
+        sum.tokens_out += call.amounts.tokens_out;
+        sum.calls += call.amounts.calls ?? 1;
+        byTier.set(call.tier, sum);
+      }
+      for (const [tier, sum] of byTier) await addToWindows(tenant, tier, sum, nowMs, at);
+      return { recorded: tieredCalls.length - duplicates, duplicates };
+    },
     async add(tenant, tier, amounts, nowMs, callId) {
       const at = new Date(nowMs).toISOString();
       if (callId !== undefined) {
-        try {
-          await calls.insertOne({ _id: JSON.stringify([tenant, callId]), tenant, recorded_at: at });
-        } catch (error) {
-          if (!isDuplicateKeyError(error)) throw error;
+        if (!(await firstReceipt(tenant, callId, at))) {
           // The windows as they are: one read of the document (the old layout's only when it has none).
           const doc = await spend.findOne({ _id: idOf(tenant, tier) });
           const starts = startsAt(nowMs);
@@ -247,20 +309,7 @@ export function createSpendRepository(store: Store): SpendRepository {
           return { windows, duplicate: true };
         }
       }
-      // Every window current (all calls but a period's first): one increment of all three.
-      const starts = startsAt(nowMs);
-      const filter: Record<string, unknown> = { _id: idOf(tenant, tier) };
-      const inc: Record<string, number> = {};
-      for (const period of BUDGET_PERIODS) {
-        filter[`windows.${period}.start`] = starts[period];
-        Object.assign(inc, increments(period, amounts));
-      }
-      const doc = await spend.findOneAndUpdate(
-        filter as Filter<SpendWindowsDocument>,
-        { $inc: inc, $set: { updated_at: at } } as Update<SpendWindowsDocument>,
-        { returnDocument: 'after' },
-      );
-      const windows = doc === null ? await addMovingWindows(tenant, tier, amounts, nowMs, at) : doc.windows;
+      const windows = await addToWindows(tenant, tier, amounts, nowMs, at);
       return { windows: BUDGET_PERIODS.map((period) => toWindow(tier, period, windows[period])), duplicate: false };
     },
     async current(tenant, tier, period, nowMs) {

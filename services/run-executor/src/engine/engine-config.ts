@@ -101,6 +101,12 @@ export const ENGINE_CONFIG_SHAPE = {
     600_000,
     "How long a run's resolved effective configuration is reused at most for the same (tenant, user, session, agent), in ms. A configuration change announced by agent-registry or governance drops every kept one at once, and so does a drop of the executor's NATS connection; the bound covers a notice lost otherwise. 0: every run resolves its own (concurrent identical resolutions share one call). Default 60000.",
   ),
+  GOVERNANCE_POSTURE_CACHE_MS: int(
+    60_000,
+    0,
+    600_000,
+    "How long governance's answer of which tiers admit every LLM call (no models list, budget, max-tokens cap or rate limit) is kept, in ms; calls of those tiers are admitted without asking governance, and their costs sent together. A posture write announced by governance drops it at once, and so does a drop of the executor's NATS connection; the bound covers a notice lost otherwise. 0: every LLM call asks governance. Default 60000.",
+  ),
   ENGINE_RPC_TIMEOUT_MS: int(
     2_000,
     50,
@@ -205,6 +211,7 @@ export interface EngineSettings {
   readonly staleRunMs: number;
   readonly maxSteps: number;
   readonly agentConfigCacheMs: number;
+  readonly governancePostureCacheMs: number;
   readonly rpcTimeoutMs: number;
   readonly defaultMaxTokens: number;
   readonly llmPrices: Readonly<Record<string, { readonly input: number; readonly output: number }>>;
@@ -243,6 +250,7 @@ export function engineSettingsOf(config: {
   readonly EXECUTOR_STALE_RUN_MS: number;
   readonly RUN_MAX_STEPS: number;
   readonly AGENT_CONFIG_CACHE_MS: number;
+  readonly GOVERNANCE_POSTURE_CACHE_MS: number;
   readonly ENGINE_RPC_TIMEOUT_MS: number;
   readonly LLM_DEFAULT_MAX_TOKENS: number;
   readonly LLM_PRICES: Readonly<Record<string, { readonly input: number; readonly output: number }>>;
@@ -272,6 +280,7 @@ export function engineSettingsOf(config: {
     staleRunMs: config.EXECUTOR_STALE_RUN_MS,
     maxSteps: config.RUN_MAX_STEPS,
     agentConfigCacheMs: config.AGENT_CONFIG_CACHE_MS,
+    governancePostureCacheMs: config.GOVERNANCE_POSTURE_CACHE_MS,
     rpcTimeoutMs: config.ENGINE_RPC_TIMEOUT_MS,
     defaultMaxTokens: config.LLM_DEFAULT_MAX_TOKENS,
     llmPrices: config.LLM_PRICES,

@@ -21,6 +21,7 @@ import { createRunMetrics } from '../metrics/run-metrics.ts';
 import { createEventPipeline, createJsPipeline } from './event-pipeline.ts';
 import { createStoredEventIds } from './stored-events.ts';
 import { createGovernance } from './governance.ts';
+import { createAdmissionPosture } from './admission-posture.ts';
 import { createInferenceCredentials } from './inference-credentials.ts';
 import { OutputModeMemory } from './output-mode-memory.ts';
 import { createLeaseManager } from './lease.ts';
@@ -112,6 +113,13 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const { tasks, runStates, groups, publisher } = options;
   const groupDeps = { bus, publisher, tasks, runStates, groups, pollMs: GROUP_POLL_MS, logger };
   const spawnGroup = createSpawnGroupTool(groupDeps);
+  const posture = createAdmissionPosture({
+    rpc,
+    logger,
+    cacheMs: settings.governancePostureCacheMs,
+    timeoutMs,
+    watch: (onChange) => watchConfigChanges(bus, onChange),
+  });
   const deps: RunDeps = {
     bus,
     pipeline,
@@ -139,7 +147,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     }),
     runOverrides: options.runOverrides,
     taskConfigs: options.taskConfigs,
-    governance: createGovernance({ rpc, logger, timeoutMs }),
+    governance: createGovernance({ rpc, logger, timeoutMs, posture }),
     credentials: createInferenceCredentials({
       client: createCredentialBrokerClient({ service: 'run-executor', ...settings.broker, logger }),
       principal: `run-executor/${options.instanceId}`,
@@ -192,6 +200,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       await consumer.stop();
       await toolCalls.stop();
       deps.agents.stop?.();
+      posture.stop();
       js.close();
     },
   };

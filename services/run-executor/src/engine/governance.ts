@@ -3,7 +3,9 @@ import {
   GOVERNANCE_FAILOVER,
   GOVERNANCE_PROVIDER_KEY,
   GOVERNANCE_RECORD_COST,
+  GOVERNANCE_RECORD_COSTS,
   isServiceError,
+  MAX_RECORDED_COSTS,
   refusalOf,
   ServiceError,
 } from '@ars/contracts';
@@ -18,12 +20,16 @@ import type {
 import { callInternalWithinBudget } from '@ars/bus';
 import type { RpcClient } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
+import type { AdmissionPosture } from './admission-posture.ts';
 
 /**
  * The engine's side of governance: `_governance.admit_llm_call` before every
  * LLM call, its cost recorded after it (with the next call's admission, or
- * by `_governance.record_cost`), `_governance.failover` on a
- * provider error and `_governance.provider_key` for a provider's key.
+ * by `_governance.record_cost` / `_governance.record_costs`),
+ * `_governance.failover` on a provider error and `_governance.provider_key`
+ * for a provider's key. A call in a tier that admits every call (no models
+ * list, budget, cap or rate limit, as `admission-posture.ts` keeps it) is
+ * admitted without asking ({@link Governance.admitOpen}).
  *
  * Governance fails closed: a call governance does not admit is not made.
  * No responders (governance restarting, not running, or its subscriptions
@@ -95,7 +101,18 @@ export interface Governance {
     run: RunQuad,
     call: { model: string; requestedMaxTokens: number; tier?: string | undefined; recordFirst?: CostRecord },
   ): Promise<Admission>;
+  /**
+   * Admits a call without asking governance when its tier admits every
+   * call (the max tokens as requested, no wait); undefined when governance
+   * must decide ({@link admit}). Absent: every call asks.
+   */
+  admitOpen?(
+    run: RunQuad,
+    call: { model: string; requestedMaxTokens: number; tier?: string | undefined },
+  ): Promise<Admission | undefined>;
   recordCost(run: RunQuad, call: CostRecord): Promise<void>;
+  /** Records several calls' costs of the run (`_governance.record_costs`, a request per 100). */
+  recordCosts(run: RunQuad, calls: readonly CostRecord[]): Promise<void>;
   /** The next provider after `fromProvider`, or null when the tier's chain has none left. */
   failover(
     run: RunQuad,
@@ -117,6 +134,8 @@ export interface GovernanceOptions {
   readonly logger: Logger;
   /** Each call's budget, asks again of a governance with no responders included, in ms. */
   readonly timeoutMs: number;
+  /** Which tiers admit every call (absent: every call asks governance). */
+  readonly posture?: AdmissionPosture;
 }
 
 function callerOf(run: RunQuad): VerifiedIdentity {
@@ -124,7 +143,7 @@ function callerOf(run: RunQuad): VerifiedIdentity {
 }
 
 export function createGovernance(options: GovernanceOptions): Governance {
-  const { rpc, logger, timeoutMs } = options;
+  const { rpc, logger, timeoutMs, posture } = options;
   let away = false;
 
   /** The answer; refusals and every failure are thrown, governance not answering as `unavailable`. */
@@ -181,8 +200,34 @@ export function createGovernance(options: GovernanceOptions): Governance {
       };
     },
 
+    async admitOpen(run, call) {
+      const tier = await posture?.openTier(callerOf(run), call.tier);
+      if (tier === undefined) return undefined;
+      return { tier, maxTokens: call.requestedMaxTokens, clipped: false, waitMs: 0 };
+    },
+
     async recordCost(run, call) {
       await ask(run, GOVERNANCE_RECORD_COST, { identity: run, ...costBody(call) });
+    },
+
+    async recordCosts(run, calls) {
+      for (let at = 0; at < calls.length; at += MAX_RECORDED_COSTS) {
+        const chunk = calls.slice(at, at + MAX_RECORDED_COSTS);
+        const only = chunk.length === 1 ? chunk[0] : undefined;
+        if (only !== undefined) {
+          await this.recordCost(run, only);
+          continue;
+        }
+        try {
+          await ask(run, GOVERNANCE_RECORD_COSTS, { identity: run, records: chunk.map(costBody) });
+        } catch (error) {
+          // A governance of a version before record_costs (mid-upgrade) records them one by one.
+          if (!(isServiceError(error) && isServiceError(error.cause) && error.cause.code === 'unimplemented')) {
+            throw error;
+          }
+          for (const call of chunk) await this.recordCost(run, call);
+        }
+      }
     },
 
     async failover(run, call) {

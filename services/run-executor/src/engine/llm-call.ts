@@ -21,14 +21,18 @@ import type { Admission, CostRecord, FailoverTarget, Governance, RunQuad } from 
 /**
  * One governed LLM call of a planner step:
  *
- * 1. the previous call's cost is recorded first (so a budget crossed by it
- *    refuses this call): a record still held goes with the admission
- *    (`record_cost`), and one already sent is awaited;
- * 2. `_governance.admit_llm_call` with the model and the requested max
- *    tokens (`llm_params.max_tokens`, else `LLM_DEFAULT_MAX_TOKENS`); a
- *    refusal throws `LlmCallRefused`; the admitted (maybe clipped) max tokens
- *    is what the provider is asked for; a `wait_ms` is slept, a cancellation
- *    or drain ending the wait (and the step) early;
+ * 1. the admission: a call whose tier admits every call (no models list,
+ *    budget, cap or rate limit: `admission-posture.ts`) is admitted without
+ *    asking, with the max tokens requested; any other is admitted by
+ *    `_governance.admit_llm_call` with the model and the requested max
+ *    tokens (`llm_params.max_tokens`, else `LLM_DEFAULT_MAX_TOKENS`);
+ * 2. before governance admits a call, the run's earlier costs are recorded
+ *    (so a budget they crossed refuses this call): records already sent are
+ *    awaited, the held ones but the last are sent and awaited, and the last
+ *    goes with the admission (`record_cost`); a refusal throws
+ *    `LlmCallRefused`; the admitted (maybe clipped) max tokens is what the
+ *    provider is asked for; a `wait_ms` is slept, a cancellation or drain
+ *    ending the wait (and the step) early;
  * 3. the provider call (an openai provider naming an inference broker gets
  *    its key from the broker first: `inference-credentials.ts`; the broker
  *    failing counts as the provider failing, and a key the provider refuses
@@ -43,11 +47,12 @@ import type { Admission, CostRecord, FailoverTarget, Governance, RunQuad } from 
  *    the run's input images are made, before each provider call, into what
  *    that provider and model take (`multimodal-inputs.ts`);
  * 4. the cost, with `call_id = <run>:<step>:<attempt>:<claim>`, is held by the run
- *    (`holdCost`) for the next call's admission to carry; the run sends it
- *    by `_governance.record_cost` itself when no admission takes it soon,
- *    and before the run ends. An admission that fails other than by a
- *    refusal may not have recorded it: it is sent again on its own (the
- *    call id keeps it recorded once).
+ *    (`holdCost`) for the next admission governance decides to carry; the
+ *    run sends the costs it holds together (`_governance.record_costs`)
+ *    when no admission takes them soon, and before the run ends. An
+ *    admission that fails other than by a refusal may not have recorded
+ *    its cost: it is sent again on its own (the call id keeps it recorded
+ *    once).
  */
 
 /** The provider a run calls now, and with which parameters (replaced by a failover). */
@@ -93,10 +98,10 @@ export interface GovernedCallContext {
   settleCost(): Promise<void>;
   /** Keeps a cost record under way, to be awaited later. */
   deferCost(record: Promise<void>): void;
-  /** Holds this call's cost for the next admission to carry. */
+  /** Holds this call's cost for the next admission to carry (or to go with the run's others). */
   holdCost(record: CostRecord): void;
-  /** The cost held, taken for an admission to carry (undefined when none is held). */
-  takeHeldCost(): CostRecord | undefined;
+  /** The costs held, oldest first, taken for an admission to carry (empty when none is held). */
+  takeHeldCost(): CostRecord[];
   /** The key of a provider whose settings name an inference broker; throws `BrokerError`. */
   brokerKey(settings: ProviderSettings): Promise<string>;
   /** The provider refused the broker's key: the next call asks the broker again. */
@@ -159,7 +164,6 @@ export async function governedCompletion(
   stepNo: number,
 ): Promise<CompletionResult | undefined> {
   await ctx.settleCost();
-  let held = ctx.takeHeldCost();
   // A model another run downgraded is asked in the mode that worked (no llm.mode_downgraded again).
   ctx.llm.outputMode ??= recalledMode(ctx, ctx.llm);
   let llm = ctx.llm;
@@ -167,8 +171,7 @@ export async function governedCompletion(
   for (let attempt = 1; ; attempt++) {
     const model = modelOf(llm.settings, llm.params);
     const requestedMaxTokens = llm.params.max_tokens ?? ctx.settings.defaultMaxTokens;
-    const admission = await admitCarrying(ctx, { model, requestedMaxTokens }, held);
-    held = undefined;
+    const admission = await admit(ctx, { model, requestedMaxTokens });
     if (admission.waitMs > 0 && !(await ctx.pauseStep(admission.waitMs))) return undefined;
     if (ctx.interrupted()) return undefined;
     const callId = `${ctx.taskId}:${stepNo}:${attempt}:${ctx.claim}`;
@@ -287,20 +290,29 @@ function lastFailure(error: unknown): Error {
 }
 
 /**
- * The admission, carrying `held` (the previous call's cost) when there is
- * one. A refusal recorded it first; any other failure may not have, so it
- * is sent on its own before the failure goes on.
+ * The call's admission: without asking when its tier admits every call
+ * (its cost then waits with the others held); else governance's, after the
+ * held costs but the last were recorded, carrying the last. A refusal
+ * recorded it first; any other failure may not have, so it is sent on its
+ * own before the failure goes on.
  */
-async function admitCarrying(
+async function admit(
   ctx: GovernedCallContext,
   call: { model: string; requestedMaxTokens: number },
-  held: CostRecord | undefined,
 ): Promise<Admission> {
+  const open = await ctx.governance.admitOpen?.(ctx.quad, call);
+  if (open !== undefined) return open;
+  const held = ctx.takeHeldCost();
+  const carried = held.pop();
+  if (held.length > 0) {
+    ctx.deferCost(ctx.governance.recordCosts(ctx.quad, held));
+    await ctx.settleCost();
+  }
   try {
-    return await ctx.governance.admit(ctx.quad, held === undefined ? call : { ...call, recordFirst: held });
+    return await ctx.governance.admit(ctx.quad, carried === undefined ? call : { ...call, recordFirst: carried });
   } catch (error) {
-    if (held !== undefined && !(error instanceof LlmCallRefused)) {
-      ctx.deferCost(ctx.governance.recordCost(ctx.quad, held));
+    if (carried !== undefined && !(error instanceof LlmCallRefused)) {
+      ctx.deferCost(ctx.governance.recordCost(ctx.quad, carried));
     }
     throw error;
   }

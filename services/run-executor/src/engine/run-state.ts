@@ -165,7 +165,7 @@ export function createRunState(task: TaskRecord, deps: RunDeps, signals: RunSign
     task,
     owner,
     events,
-    costs: new RunCosts((record) => deps.governance.recordCost(events.quad, record), log),
+    costs: new RunCosts((records) => deps.governance.recordCosts(events.quad, records), log),
     context: [],
     checkpoint: { ...RUN_STATE_DEFAULTS, messages: [], completed_calls: [] },
     pause: undefined,

@@ -253,3 +253,80 @@ describe('an executor that never reached governance', () => {
     }
   });
 });
+
+describe('calls of a tier that constrains nothing, with the real governance', () => {
+  let h: SystemHarness;
+  const admin: VerifiedIdentity = { tenant: 'ops', user: 'root', session: 'console', scopes: ['admin'] };
+  /** The governance endpoints asked, in order (every request crosses `ars.rpc.governance.<endpoint>`). */
+  const asked: string[] = [];
+  const askedOf = (from: number) => asked.slice(from).filter((endpoint) => endpoint.startsWith('_governance.'));
+
+  beforeAll(async () => {
+    h = await startSystemHarness(['governance', 'agent-registry']);
+    h.bus.nc.subscribe('ars.rpc.governance.>', {
+      callback: (error, msg) => {
+        if (error === null) asked.push(msg.subject.slice('ars.rpc.governance.'.length));
+      },
+    });
+    await h.bus.nc.flush();
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  async function spendOf(caller: VerifiedIdentity) {
+    const reply = (await h.call('governance', '_governance.tenant_budget', { tenant: caller.tenant }, caller)) as {
+      spend: { period: string; spent_usd: number; calls: number }[];
+    };
+    return reply.spend.find((window) => window.period === 'total');
+  }
+
+  it("admits them without asking governance, and records the run's costs in one request before its end", async () => {
+    const caller = newCaller();
+    // Once so that the posture is known; the second run is the one counted.
+    await h.run(caller, { query: '#script finish:warm' });
+    const from = asked.length;
+    const { watch } = await h.run(caller, {
+      query: '#script cost:0.25;tool:echo{"a":1};tool:echo{"b":2};finish:done',
+    });
+    expect(ofType(watch.events, 'task.completed')).toHaveLength(1);
+    expect(ofType(watch.events, 'llm.cost.recorded')).toHaveLength(3);
+    expect(askedOf(from)).toEqual(['_governance.record_costs']);
+    // The warm-up's call and the three: recorded by the time the run ended.
+    expect(await spendOf(caller)).toMatchObject({ calls: 4, spent_usd: 0.75 });
+  });
+
+  it('admits by governance from the first run after a posture with a budget is set, and again without once it is lifted', async () => {
+    const caller = newCaller();
+    await h.run(caller, { query: '#script finish:warm' });
+    await h.call(
+      'governance',
+      'governance.set_posture',
+      {
+        default_tier: 'standard',
+        tiers: [{ name: 'standard', budget: { ceiling: 0.5, currency: 'USD', period: 'total' } }],
+      },
+      admin,
+    );
+    try {
+      const from = asked.length;
+      const { watch } = await h.run(caller, { query: '#script cost:0.3;tool:echo{};tool:echo{};finish:never' });
+      const terminal = watch.events.find((e) => TERMINAL_TYPES.includes(e.type));
+      expect(terminal).toMatchObject({ type: 'task.failed', payload: { ErrorCode: 'budget_exceeded' } });
+      expect(askedOf(from).filter((endpoint) => endpoint === '_governance.admit_llm_call')).toHaveLength(3);
+    } finally {
+      await h.call(
+        'governance',
+        'governance.set_posture',
+        { default_tier: 'default', tiers: [{ name: 'default' }] },
+        admin,
+      );
+    }
+    const other = newCaller();
+    const from = asked.length;
+    const { watch } = await h.run(other, { query: '#script cost:0.3;tool:echo{};finish:done' });
+    expect(ofType(watch.events, 'task.completed')).toHaveLength(1);
+    expect(askedOf(from).filter((endpoint) => endpoint === '_governance.admit_llm_call')).toEqual([]);
+  });
+});

@@ -3,12 +3,16 @@ import {
   GOVERNANCE_ADMIT_LLM_CALL,
   GOVERNANCE_PROVIDER_KEY,
   GOVERNANCE_RECORD_COST,
+  GOVERNANCE_RECORD_COSTS,
+  MAX_RECORDED_COSTS,
   refuse,
   ServiceError,
 } from '@ars/contracts';
 import type { RpcClient } from '@ars/bus';
 import type { Logger } from '@ars/telemetry';
+import type { AdmissionPosture } from '../../src/engine/admission-posture.ts';
 import { createGovernance, LlmCallRefused } from '../../src/engine/governance.ts';
+import type { CostRecord } from '../../src/engine/governance.ts';
 
 const run = { tenant: 't', user: 'u', session: 's', run: 'r' };
 const admitted = (answer: { tier: string; max_tokens: number; clipped: boolean; wait_ms: number }) => ({
@@ -191,5 +195,111 @@ describe('governance client', () => {
     await expect(
       createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 }).providerKey(run, 'p'),
     ).resolves.toBeUndefined();
+  });
+
+  it('admits without asking only a call whose tier the posture reports open, with the max tokens asked', async () => {
+    const rpc = fakeRpc(() => ({}));
+    const asked: (string | undefined)[] = [];
+    const posture: AdmissionPosture = {
+      openTier: async (_caller, tier) => {
+        asked.push(tier);
+        return tier === 'gold' ? undefined : 'default';
+      },
+      stop: () => undefined,
+    };
+    const governance = createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100, posture });
+    await expect(governance.admitOpen?.(run, { model: 'm', requestedMaxTokens: 99 })).resolves.toEqual({
+      tier: 'default',
+      maxTokens: 99,
+      clipped: false,
+      waitMs: 0,
+    });
+    await expect(governance.admitOpen?.(run, { model: 'm', requestedMaxTokens: 99, tier: 'gold' })).resolves.toBe(
+      undefined,
+    );
+    expect(asked).toEqual([undefined, 'gold']);
+    // Without a posture every call asks governance.
+    await expect(
+      createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 }).admitOpen?.(run, {
+        model: 'm',
+        requestedMaxTokens: 1,
+      }),
+    ).resolves.toBeUndefined();
+    expect(rpc.calls).toEqual([]);
+  });
+
+  it('records several costs in one record_costs request per 100, and a single cost by record_cost', async () => {
+    const rpc = fakeRpc((endpoint, body) =>
+      endpoint === GOVERNANCE_RECORD_COSTS.name
+        ? { recorded: (body as { records: unknown[] }).records.length, duplicates: 0 }
+        : recorded,
+    );
+    const governance = createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 });
+    const costs = Array.from({ length: MAX_RECORDED_COSTS + 2 }, (_, i): CostRecord => ({
+      model: 'm',
+      costUsd: 0.01,
+      tokensIn: i,
+      tokensOut: 1,
+      callId: `r:${i}:1`,
+    }));
+    await governance.recordCosts(run, costs.slice(0, 1));
+    await governance.recordCosts(run, costs.slice(0, 3));
+    await governance.recordCosts(run, costs);
+    await governance.recordCosts(run, costs.slice(0, MAX_RECORDED_COSTS + 1));
+    expect(rpc.calls.map(([endpoint, body]) => [endpoint, (body as { records?: unknown[] }).records?.length])).toEqual([
+      ['_governance.record_cost', undefined],
+      ['_governance.record_costs', 3],
+      ['_governance.record_costs', MAX_RECORDED_COSTS],
+      ['_governance.record_costs', 2],
+      ['_governance.record_costs', MAX_RECORDED_COSTS],
+      ['_governance.record_cost', undefined],
+    ]);
+    expect(rpc.calls[1]?.[1]).toEqual({
+      identity: run,
+      records: costs.slice(0, 3).map((c) => ({
+        model: 'm',
+        cost_usd: 0.01,
+        tokens_in: c.tokensIn,
+        tokens_out: 1,
+        call_id: c.callId,
+      })),
+    });
+  });
+
+  it('records costs one by one with a governance that does not serve record_costs (mid-upgrade)', async () => {
+    const rpc = fakeRpc((endpoint) => {
+      if (endpoint === GOVERNANCE_RECORD_COSTS.name) throw new ServiceError('unimplemented', 'unknown endpoint');
+      return recorded;
+    });
+    const governance = createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 });
+    const costs = [1, 2].map((i): CostRecord => ({
+      model: 'm',
+      costUsd: 1,
+      tokensIn: 1,
+      tokensOut: 1,
+      callId: `r:${i}:1`,
+    }));
+    await governance.recordCosts(run, costs);
+    expect(rpc.calls.map(([endpoint]) => endpoint)).toEqual([
+      '_governance.record_costs',
+      '_governance.record_cost',
+      '_governance.record_cost',
+    ]);
+  });
+
+  it('lets any other failure of record_costs through (the run logs the costs as not recorded)', async () => {
+    const rpc = fakeRpc(() => {
+      throw new ServiceError('timeout', 'no reply');
+    });
+    const governance = createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 });
+    const costs = [1, 2].map((i): CostRecord => ({
+      model: 'm',
+      costUsd: 1,
+      tokensIn: 1,
+      tokensOut: 1,
+      callId: `r:${i}:1`,
+    }));
+    await expect(governance.recordCosts(run, costs)).rejects.toMatchObject({ code: 'timeout' });
+    expect(rpc.calls).toHaveLength(1);
   });
 });

@@ -35,6 +35,8 @@ function provider(
 interface FakeGovernance extends Governance {
   readonly admitted: { model: string; requestedMaxTokens: number; recordFirst?: CostRecord }[];
   readonly costs: unknown[];
+  /** The costs sent together (`recordCosts`), a list per request. */
+  readonly batches: CostRecord[][];
   readonly failovers: unknown[];
 }
 
@@ -42,14 +44,25 @@ function fakeGovernance(options: {
   admission?: Partial<Admission>;
   refuse?: Error;
   chain?: FailoverTarget[];
+  /** The tier calls are admitted in without asking (absent: governance decides every call). */
+  openTier?: string;
 }): FakeGovernance {
   const admitted: FakeGovernance['admitted'] = [];
   const costs: unknown[] = [];
+  const batches: CostRecord[][] = [];
   const failovers: unknown[] = [];
   return {
     admitted,
     costs,
+    batches,
     failovers,
+    async admitOpen(_run, call) {
+      const tier = options.openTier;
+      return tier === undefined ? undefined : { tier, maxTokens: call.requestedMaxTokens, clipped: false, waitMs: 0 };
+    },
+    async recordCosts(_run, calls) {
+      batches.push([...calls]);
+    },
     async admit(_run, call) {
       admitted.push(call);
       if (options.refuse !== undefined) throw options.refuse;
@@ -83,13 +96,19 @@ function context(llm: RunLlm, governance: Governance, overrides: Partial<Governe
     quad,
     llm,
     governance,
-    settings: { defaultMaxTokens: 4096, llmPrices: {}, llmApiKey: undefined, llmTimeoutMs: 1000, captureLlmContent: false },
+    settings: {
+      defaultMaxTokens: 4096,
+      llmPrices: {},
+      llmApiKey: undefined,
+      llmTimeoutMs: 1000,
+      captureLlmContent: false,
+    },
     interrupted: () => false,
     pauseStep: async () => true,
     settleCost: async () => undefined,
     deferCost: (record) => void deferred.push(record),
     holdCost: (record) => void held.push(record),
-    takeHeldCost: () => held.shift(),
+    takeHeldCost: () => held.splice(0),
     brokerKey: async () => 'sk-broker',
     refuseBrokerKey: () => undefined,
     deferred,
@@ -178,6 +197,53 @@ describe('a governed LLM call', () => {
     await expect(governedCompletion(ctx, request, 2)).rejects.toBe(refusal);
     expect(governance.admitted[0]?.recordFirst?.callId).toBe('r:1:1');
     expect(ctx.deferred).toHaveLength(0);
+  });
+
+  it('admits a call of a tier that admits every call without asking, its cost held with the others', async () => {
+    const governance = fakeGovernance({ openTier: 'default' });
+    const ctx = context(
+      { provider: provider(() => result('m', 0.5)), settings: { kind: 'scripted' }, params: { max_tokens: 2000 } },
+      governance,
+    );
+    const p = ctx.llm.provider as ReturnType<typeof provider>;
+    await governedCompletion(ctx, request, 1);
+    await governedCompletion(ctx, request, 2);
+    expect(governance.admitted).toEqual([]);
+    expect(p.seen.map((r) => r.params.max_tokens)).toEqual([2000, 2000]);
+    expect(ctx.held.map((r) => [r.callId, r.tier])).toEqual([
+      ['r:1:1:c1', 'default'],
+      ['r:2:1:c1', 'default'],
+    ]);
+    expect([governance.costs, governance.batches, ctx.deferred]).toEqual([[], [], []]);
+  });
+
+  it('records every held cost before governance admits: all but the last first (awaited), the last carried', async () => {
+    const governance = fakeGovernance({});
+    const order: string[] = [];
+    const ctx = context(
+      { provider: provider(() => result('m')), settings: { kind: 'scripted' }, params: {} },
+      governance,
+      { settleCost: async () => void order.push('settled') },
+    );
+    const held = [1, 2, 3].map((step): CostRecord => ({
+      model: 'm',
+      costUsd: 1,
+      tokensIn: 1,
+      tokensOut: 1,
+      callId: `r:${step}:1`,
+    }));
+    ctx.held.push(...held);
+    const admit = governance.admit.bind(governance);
+    governance.admit = async (run, call) => {
+      order.push('admit');
+      return admit(run, call);
+    };
+    await governedCompletion(ctx, request, 4);
+    expect(governance.batches).toEqual([held.slice(0, 2)]);
+    expect(governance.admitted[0]?.recordFirst).toEqual(held[2]);
+    // Once at the call's start, once after sending the two: both before the admission.
+    expect(order).toEqual(['settled', 'settled', 'admit']);
+    expect(ctx.held.map((r) => r.callId)).toEqual(['r:4:1:c1']);
   });
 
   it('asks for LLM_DEFAULT_MAX_TOKENS when the run sets none', async () => {

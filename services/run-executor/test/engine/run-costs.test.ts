@@ -4,9 +4,9 @@ import type { CostRecord } from '../../src/engine/governance.ts';
 import { COST_HOLD_MS, RunCosts } from '../../src/engine/run-costs.ts';
 
 /**
- * A run's LLM call costs: the last one is held for the next admission to
- * carry, sent on its own when none takes it in time or when the run has no
- * next call, and every record sent is awaited before the run ends.
+ * A run's LLM call costs: held for the next admission to carry, sent
+ * together when none takes them in time or when the run has no next call,
+ * and every record sent is awaited before the run ends.
  */
 
 const cost = (step: number): CostRecord => ({
@@ -17,12 +17,12 @@ const cost = (step: number): CostRecord => ({
   callId: `run:${step}:1:claim`,
 });
 
-function costs(send: (record: CostRecord) => Promise<void> = async () => undefined) {
-  const sent: CostRecord[] = [];
+function costs(send: (records: readonly CostRecord[]) => Promise<void> = async () => undefined) {
+  const sent: CostRecord[][] = [];
   const log = createMemoryLogger('run-costs-test');
-  const run = new RunCosts((record) => {
-    sent.push(record);
-    return send(record);
+  const run = new RunCosts((records) => {
+    sent.push([...records]);
+    return send(records);
   }, log.logger);
   return { run, sent, log };
 }
@@ -35,50 +35,62 @@ describe('RunCosts', () => {
     vi.useRealTimers();
   });
 
-  it('gives the held cost to the next admission, and then nothing is sent on its own', async () => {
+  it('gives the held costs to the next admission, and then nothing is sent on its own', async () => {
     const { run, sent } = costs();
     run.hold(cost(1));
-    expect(run.take()).toEqual(cost(1));
-    expect(run.take()).toBeUndefined();
+    expect(run.take()).toEqual([cost(1)]);
+    expect(run.take()).toEqual([]);
     await vi.advanceTimersByTimeAsync(COST_HOLD_MS * 2);
     expect(sent).toEqual([]);
   });
 
-  it('sends a cost no admission took within the hold time on its own, once', async () => {
+  it('sends the costs no admission took together, once, the hold time after the oldest', async () => {
     const { run, sent } = costs();
     run.hold(cost(1));
-    await vi.advanceTimersByTimeAsync(COST_HOLD_MS - 1);
+    await vi.advanceTimersByTimeAsync(COST_HOLD_MS / 2);
+    run.hold(cost(2));
+    await vi.advanceTimersByTimeAsync(COST_HOLD_MS / 2 - 1);
     expect(sent).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);
-    expect(sent).toEqual([cost(1)]);
-    expect(run.take()).toBeUndefined();
+    expect(sent).toEqual([[cost(1), cost(2)]]);
+    expect(run.take()).toEqual([]);
     await vi.advanceTimersByTimeAsync(COST_HOLD_MS * 2);
     expect(sent).toHaveLength(1);
   });
 
-  it('sends a held cost on its own when a second one is held (no call carries two)', () => {
+  it('holds a cost after a send afresh, for a hold time of its own', async () => {
     const { run, sent } = costs();
     run.hold(cost(1));
+    await vi.advanceTimersByTimeAsync(COST_HOLD_MS);
     run.hold(cost(2));
-    expect(sent).toEqual([cost(1)]);
-    expect(run.take()).toEqual(cost(2));
+    await vi.advanceTimersByTimeAsync(COST_HOLD_MS - 1);
+    expect(sent).toEqual([[cost(1)]]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(sent).toEqual([[cost(1)], [cost(2)]]);
   });
 
-  it('flush sends the held cost and settles only once every record sent was answered', async () => {
+  it('flush sends the held costs in one request and settles only once every record sent was answered', async () => {
     const answers: (() => void)[] = [];
     const { run, sent } = costs(() => new Promise<void>((resolve) => answers.push(resolve)));
     run.hold(cost(1));
     await vi.advanceTimersByTimeAsync(COST_HOLD_MS);
     run.hold(cost(2));
+    run.hold(cost(3));
     let flushed = false;
     const flushing = run.flush().then(() => (flushed = true));
-    expect(sent).toEqual([cost(1), cost(2)]);
+    expect(sent).toEqual([[cost(1)], [cost(2), cost(3)]]);
     answers[1]?.();
     await vi.advanceTimersByTimeAsync(0);
     expect(flushed).toBe(false);
     answers[0]?.();
     await flushing;
     expect(flushed).toBe(true);
+  });
+
+  it('sends nothing at a flush with nothing held', async () => {
+    const { run, sent } = costs();
+    await run.flush();
+    expect(sent).toEqual([]);
   });
 
   it('logs a record that failed and still settles: a cost not recorded never fails the run', async () => {
