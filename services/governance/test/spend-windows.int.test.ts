@@ -164,4 +164,62 @@ describe.each(['sqlite', 'nedb'] as const)('spend windows (%s)', (engine) => {
     await spend.add('t', 'default', CALL, now);
     expect((await spend.current('t', 'default', 'total', now)).spent_usd).toBe(7.5);
   });
+
+  it('adds several calls with one write per tier, and leaves no receipt of calls a failed write did not add', async () => {
+    const now = at('2026-11-27T08:00:00Z');
+    const call = (tier: string, callId: string) => ({ tier, amounts: CALL, callId });
+    // The second tier's write fails once: its calls are not added, and their receipts go with them.
+    let failures = 1;
+    const failing: Store = {
+      ...store,
+      kind: store.kind,
+      compoundIndexes: store.compoundIndexes,
+      database: store.database,
+      collection: (name, options) => {
+        const inner = store.collection(name, options);
+        if (name !== 'spend_windows') return inner;
+        const findOneAndUpdate: typeof inner.findOneAndUpdate = (filter, ...rest) => {
+          const tier = (JSON.parse(String(filter._id)) as string[])[1];
+          if (tier === 'premium' && failures-- > 0) return Promise.reject(new Error('store failed'));
+          return inner.findOneAndUpdate(filter, ...rest);
+        };
+        // The collection's methods need it as their receiver (private fields): each is bound, one replaced.
+        return new Proxy(inner, {
+          get: (target, prop) => {
+            if (prop === 'findOneAndUpdate') return findOneAndUpdate;
+            const value: unknown = Reflect.get(target, prop, target);
+            return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+          },
+        });
+      },
+      commitSoon: () => store.commitSoon(),
+      close: () => store.close(),
+    };
+    const { spend: flaky } = await createRepositories(failing);
+    // Seeds both documents, so that the batch's writes are the increments.
+    await flaky.add('t', 'default', CALL, now, 'seed-1');
+    await flaky.add('t', 'premium', { ...CALL, cost_usd: 0 }, now, 'seed-2').catch(() => undefined);
+    failures = 1;
+    const batch = [call('default', 'a'), call('premium', 'b'), call('default', 'c')];
+    await expect(flaky.addCalls('t', batch, now)).rejects.toThrow('store failed');
+    // The retry adds only what the failure left out: premium's call, not default's two again.
+    await expect(flaky.addCalls('t', batch, now)).resolves.toEqual({ recorded: 1, duplicates: 2 });
+    expect((await spend.current('t', 'default', 'total', now)).calls).toBe(3);
+    expect((await spend.current('t', 'premium', 'total', now)).calls).toBe(1);
+    expect((await spend.current('t', 'premium', 'total', now)).spent_usd).toBe(0.25);
+  });
+
+  it('sums the calls of a batch per tier, as many calls as it holds', async () => {
+    const now = at('2026-11-27T08:00:00Z');
+    const batch = ['a', 'b', 'c'].map((callId) => ({ tier: 'default', amounts: CALL, callId }));
+    await expect(spend.addCalls('t', [...batch, { tier: 'default', amounts: CALL }], now)).resolves.toEqual({
+      recorded: 4,
+      duplicates: 0,
+    });
+    expect(figures((await spend.add('t', 'default', CALL, now)).windows)).toEqual({
+      day: { start: '2026-11-27T00:00:00.000Z', usd: 1.25, calls: 5 },
+      month: { start: '2026-11-01T00:00:00.000Z', usd: 1.25, calls: 5 },
+      total: { start: '1970-01-01T00:00:00.000Z', usd: 1.25, calls: 5 },
+    });
+  });
 });

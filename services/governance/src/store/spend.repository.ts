@@ -278,21 +278,49 @@ export function createSpendRepository(store: Store): SpendRepository {
   const repository: SpendRepository = {
     async addCalls(tenant, tieredCalls, nowMs) {
       const at = new Date(nowMs).toISOString();
-      const byTier = new Map<string, { cost_usd: number; tokens_in: number; tokens_out: number; calls: number }>();
+      interface TierSum {
+        readonly tier: string;
+        cost_usd: number;
+        tokens_in: number;
+        tokens_out: number;
+        calls: number;
+        readonly receipts: string[];
+      }
+      const byTier = new Map<string, TierSum>();
       let duplicates = 0;
       for (const call of tieredCalls) {
         if (call.callId !== undefined && !(await firstReceipt(tenant, call.callId, at))) {
           duplicates += 1;
           continue;
         }
-        const sum = byTier.get(call.tier) ?? { cost_usd: 0, tokens_in: 0, tokens_out: 0, calls: 0 };
+        const sum = byTier.get(call.tier) ?? {
+          tier: call.tier,
+          cost_usd: 0,
+          tokens_in: 0,
+          tokens_out: 0,
+          calls: 0,
+          receipts: [],
+        };
         sum.cost_usd += call.amounts.cost_usd;
         sum.tokens_in += call.amounts.tokens_in;
         sum.tokens_out += call.amounts.tokens_out;
         sum.calls += call.amounts.calls ?? 1;
+        if (call.callId !== undefined) sum.receipts.push(JSON.stringify([tenant, call.callId]));
         byTier.set(call.tier, sum);
       }
-      for (const [tier, sum] of byTier) await addToWindows(tenant, tier, sum, nowMs, at);
+      const pending = [...byTier.values()];
+      try {
+        for (let next = pending[0]; next !== undefined; next = pending[0]) {
+          await addToWindows(tenant, next.tier, next, nowMs, at);
+          pending.shift();
+        }
+      } catch (error) {
+        // The receipts of costs not added would make the request's retry a duplicate: they go (a tier added before
+        // the failure keeps its receipts, so the retry does not add it twice).
+        const orphaned = pending.flatMap((sum) => sum.receipts);
+        await calls.deleteMany({ _id: { $in: orphaned } }).catch(() => undefined);
+        throw error;
+      }
       return { recorded: tieredCalls.length - duplicates, duplicates };
     },
     async add(tenant, tier, amounts, nowMs, callId) {
