@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '@ars/store';
-import type { Store } from '@ars/store';
+import type { Collection, CollectionOptions, Store, StoreDocument } from '@ars/store';
 import { createRepositories } from '../src/store/repositories.ts';
 import type { SpendRepository, SpendWindow } from '../src/store/spend.repository.ts';
 
@@ -175,11 +175,11 @@ describe.each(['sqlite', 'nedb'] as const)('spend windows (%s)', (engine) => {
       kind: store.kind,
       compoundIndexes: store.compoundIndexes,
       database: store.database,
-      collection: (name, options) => {
-        const inner = store.collection(name, options);
+      collection: <T extends StoreDocument>(name: string, options?: CollectionOptions): Collection<T> => {
+        const inner = store.collection<T>(name, options);
         if (name !== 'spend_windows') return inner;
         const findOneAndUpdate: typeof inner.findOneAndUpdate = (filter, ...rest) => {
-          const tier = (JSON.parse(String(filter._id)) as string[])[1];
+          const tier = (JSON.parse(String((filter as { _id?: unknown })._id)) as string[])[1];
           if (tier === 'premium' && failures-- > 0) return Promise.reject(new Error('store failed'));
           return inner.findOneAndUpdate(filter, ...rest);
         };
