@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VerifiedIdentity } from '@ars/contracts';
 import type { StoredEvent } from '@ars/bus';
-import type { Harness } from './support/harness.ts';
-import { identityOf, runOf, startHarness, uniqueTenant } from './support/harness.ts';
+import type { Harness, runOf } from './support/harness.ts';
+import { givenPosture, startHarness, uniqueTenant } from './support/harness.ts';
 
 const ADMIT = '_governance.admit_llm_call';
 const RECORD = '_governance.record_cost';
@@ -24,15 +24,7 @@ describe('LLM call admission, cost and failover', () => {
 
   /** A fresh tenant and run for each test, under a posture with `tiers` (the first is the default). */
   async function given(tiers: unknown[]): Promise<void> {
-    const tenant = uniqueTenant();
-    caller = identityOf(tenant, []);
-    run = runOf(caller, `run-${tenant}`);
-    const names = tiers.map((t) => (t as { name: string }).name);
-    await h.call(
-      'governance.set_posture',
-      { identity: {}, default_tier: names[0], tiers },
-      identityOf(tenant, ['admin'], 'admin'),
-    );
+    ({ caller, run } = await givenPosture(h, tiers));
   }
 
   const admit = (body: Record<string, unknown>) =>

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GovernanceRecordCostsReply, MAX_RECORDED_COSTS } from '@ars/contracts';
 import type { VerifiedIdentity } from '@ars/contracts';
 import type { Harness } from './support/harness.ts';
-import { identityOf, runOf, startHarness, uniqueTenant } from './support/harness.ts';
+import { givenPosture, identityOf, runOf, startHarness, uniqueTenant } from './support/harness.ts';
 
 /**
  * `_governance.record_costs`: the engine sends the costs of a run's calls it
@@ -45,15 +45,7 @@ describe('_governance.record_costs', () => {
 
   /** A fresh tenant and run for each test, under a posture with `tiers` (the first is the default). */
   async function given(tiers: unknown[]): Promise<void> {
-    const tenant = uniqueTenant();
-    caller = identityOf(tenant, []);
-    run = runOf(caller, `run-${tenant}`);
-    const names = tiers.map((t) => (t as { name: string }).name);
-    await h.call(
-      'governance.set_posture',
-      { identity: {}, default_tier: names[0], tiers },
-      identityOf(tenant, ['admin'], 'admin'),
-    );
+    ({ caller, run } = await givenPosture(h, tiers));
   }
 
   const recordCosts = async (records: unknown[], who: VerifiedIdentity = caller, identity: unknown = run) =>

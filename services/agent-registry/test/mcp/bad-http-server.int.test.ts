@@ -98,12 +98,17 @@ describe('the MCP host against a misbehaving HTTP server', () => {
 
   it('keeps answering another server while the bad one hangs and breaks', async () => {
     const who = await tenant();
+    const echo = (text: string) =>
+      h.callTool(who, { agent_id: 'a', server_id: 'g', tool: 'echo', arguments: { text } });
+    // `g` is connected first: the rule is that a hung server holds no other server's calls, and starting `g` (a
+    // process spawned, then initialized within the 1 s connect timeout) can take longer than that on a loaded host.
+    await waitFor(async () => (await echo('warm')).ok);
     const hung = call(who, 'hang', { timeout_ms: 3_000 });
     const started = Date.now();
-    const other = await h.callTool(who, { agent_id: 'a', server_id: 'g', tool: 'echo', arguments: { text: 'free' } });
+    const other = await echo('free');
     expect(other).toMatchObject({ ok: true, result: { content: [{ text: 'free' }] } });
     expect(await call(who, 'not_json')).toMatchObject({ ok: false });
-    const again = await h.callTool(who, { agent_id: 'a', server_id: 'g', tool: 'echo', arguments: { text: 'still' } });
+    const again = await echo('still');
     expect(again).toMatchObject({ ok: true });
     expect(Date.now() - started).toBeLessThan(2_500);
     expect(await hung).toMatchObject({ ok: false });

@@ -59,6 +59,25 @@ export function runOf(identity: VerifiedIdentity, run = 'run-1') {
   return { tenant: identity.tenant, user: identity.user, session: identity.session, run };
 }
 
+/**
+ * A fresh tenant with a caller and a run of it, under a posture with `tiers`
+ * (the first is the default), set by an admin of that tenant.
+ */
+export async function givenPosture(
+  h: Pick<Harness, 'call'>,
+  tiers: readonly unknown[],
+): Promise<{ caller: VerifiedIdentity; run: ReturnType<typeof runOf> }> {
+  const tenant = uniqueTenant();
+  const caller = identityOf(tenant, []);
+  const names = tiers.map((t) => (t as { name: string }).name);
+  await h.call(
+    'governance.set_posture',
+    { identity: {}, default_tier: names[0], tiers },
+    identityOf(tenant, ['admin'], 'admin'),
+  );
+  return { caller, run: runOf(caller, `run-${tenant}`) };
+}
+
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const root = await mkdtemp(join(tmpdir(), 'ars-governance-'));
   const dataDir = join(root, 'data');

@@ -33,6 +33,10 @@ function fakeRpc(answer: (endpoint: string, body: unknown) => unknown): RpcClien
   } as unknown as RpcClient & { calls: [string, unknown][] };
 }
 
+/** `n` costs of the run, call ids `r:<i>:1`. */
+const costsOf = (n: number): CostRecord[] =>
+  Array.from({ length: n }, (_, i) => ({ model: 'm', costUsd: 0.25, tokensIn: i, tokensOut: 1, callId: `r:${i}:1` }));
+
 function fakeLogger() {
   return { warn: vi.fn(), info: vi.fn() } as unknown as Logger & { warn: ReturnType<typeof vi.fn> };
 }
@@ -235,13 +239,7 @@ describe('governance client', () => {
         : recorded,
     );
     const governance = createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 });
-    const costs = Array.from({ length: MAX_RECORDED_COSTS + 2 }, (_, i): CostRecord => ({
-      model: 'm',
-      costUsd: 0.01,
-      tokensIn: i,
-      tokensOut: 1,
-      callId: `r:${i}:1`,
-    }));
+    const costs = costsOf(MAX_RECORDED_COSTS + 2);
     await governance.recordCosts(run, costs.slice(0, 1));
     await governance.recordCosts(run, costs.slice(0, 3));
     await governance.recordCosts(run, costs);
@@ -258,7 +256,7 @@ describe('governance client', () => {
       identity: run,
       records: costs.slice(0, 3).map((c) => ({
         model: 'm',
-        cost_usd: 0.01,
+        cost_usd: 0.25,
         tokens_in: c.tokensIn,
         tokens_out: 1,
         call_id: c.callId,
@@ -272,13 +270,7 @@ describe('governance client', () => {
       return recorded;
     });
     const governance = createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 });
-    const costs = [1, 2].map((i): CostRecord => ({
-      model: 'm',
-      costUsd: 1,
-      tokensIn: 1,
-      tokensOut: 1,
-      callId: `r:${i}:1`,
-    }));
+    const costs = costsOf(2);
     await governance.recordCosts(run, costs);
     expect(rpc.calls.map(([endpoint]) => endpoint)).toEqual([
       '_governance.record_costs',
@@ -292,13 +284,7 @@ describe('governance client', () => {
       throw new ServiceError('timeout', 'no reply');
     });
     const governance = createGovernance({ rpc, logger: fakeLogger(), timeoutMs: 100 });
-    const costs = [1, 2].map((i): CostRecord => ({
-      model: 'm',
-      costUsd: 1,
-      tokensIn: 1,
-      tokensOut: 1,
-      callId: `r:${i}:1`,
-    }));
+    const costs = costsOf(2);
     await expect(governance.recordCosts(run, costs)).rejects.toMatchObject({ code: 'timeout' });
     expect(rpc.calls).toHaveLength(1);
   });
