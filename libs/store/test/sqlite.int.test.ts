@@ -334,7 +334,8 @@ describe('embedded sqlite store files and processes', () => {
     }
   });
 
-  it('keeps every write that resolved when the process is killed right after', async () => {
+  // The writer is a Node process of its own, importing the store's TypeScript: slow to start on a loaded host.
+  it('keeps every write that resolved when the process is killed right after', { timeout: 90_000 }, async () => {
     const script = `
       import { openStore } from ${JSON.stringify(STORE_ENTRY)};
       const store = await openStore({ dataDir: ${JSON.stringify(dataDir)}, database: 'svc', engine: 'sqlite' });
@@ -349,16 +350,21 @@ describe('embedded sqlite store files and processes', () => {
     });
     let acknowledged = -1;
     const lines = createInterface({ input: child.stdout });
-    await new Promise<void>((resolve) => {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    await new Promise<void>((resolve, reject) => {
       lines.on('line', (line) => {
         acknowledged = Number(line);
-        if (acknowledged === 300) {
+        if (acknowledged === 100) {
           child.kill('SIGKILL');
           resolve();
         }
       });
+      // A child that ends on its own (it failed to start or to write) is the failure to report, not a hang.
+      void exited.then((code) =>
+        reject(new Error(`the writer exited (${String(code)}) after ${acknowledged + 1} turns`)),
+      );
     });
-    await new Promise((resolve) => child.once('exit', resolve));
+    await exited;
     const store = await open();
     const stored = new Set((await store.collection('tasks').find({})).map((task) => task._id));
     for (let i = 0; i <= acknowledged; i += 1) {

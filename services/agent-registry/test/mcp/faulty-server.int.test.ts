@@ -97,7 +97,8 @@ describe('the MCP host against a failing server', () => {
 
   it('refuses a 10 MiB result over MCP_OFFLOAD_MAX_BYTES result_too_large and keeps serving', async () => {
     const who = await tenantWith();
-    const outcome = await call(who, 'big', { arguments: { bytes: 10 * 1024 * 1024 } });
+    // 10 MiB of JSON through stdio takes seconds on a loaded host: the call's own timeout is not what is tested.
+    const outcome = await call(who, 'big', { arguments: { bytes: 10 * 1024 * 1024 }, timeout_ms: 60_000 });
     expect(outcome).toMatchObject({ ok: false, code: 'payload_too_large' });
     expect((outcome as Refusal).message).toMatch(/bytes/);
     await expect(call(who, 'echo', { arguments: { text: 'still here' } })).resolves.toMatchObject({ ok: true });
